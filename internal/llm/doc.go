@@ -1,0 +1,18 @@
+// Package llm holds rein's provider-neutral model: messages made of parts, tool calls, usage and
+// cost, stop reasons, the stream of events an adapter emits, the model registry, and the typed
+// errors providers fail with.
+//
+// Contract for every [Model] implementation (checked by package llmtest):
+//
+//   - Stream never panics and never returns a Go error. Every failure — HTTP status, transport
+//     error, malformed stream, cancellation — ends as the returned final assistant [Message]
+//     whose StopReason is [StopError] or [StopAborted] and whose Err describes the failure.
+//     [StopAborted] is used only when the caller's context was cancelled.
+//   - emit is called synchronously from the goroutine that called Stream, in stream order, and
+//     never after Stream returns. The last event is always [EventDone] or [EventError], carrying
+//     the same message Stream returns.
+//   - Tool-call arguments are kept exactly as the model produced them ([ToolCall.Arguments]), even
+//     when they are not valid JSON: validation belongs to the caller.
+//   - Adapters do not retry. Retrying is the job of the [Retry] decorator, which honours the
+//     server's retry-after and classifies errors by [Error.Retryable].
+package llm

@@ -1,0 +1,62 @@
+package tool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrOutsideWorkspace is returned for a path that would leave the workspace.
+var ErrOutsideWorkspace = errors.New("path is outside the workspace")
+
+// Workspace is the directory tree the file tools may touch. Every access goes through Root,
+// so symlinks that point outside are refused by the kernel as well as by Rel's checks.
+type Workspace struct {
+	// Dir is the absolute, symlink-resolved workspace directory.
+	Dir  string
+	Root *os.Root
+}
+
+// OpenWorkspace opens dir as a workspace.
+func OpenWorkspace(dir string) (*Workspace, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", dir, err)
+	}
+	return &Workspace{Dir: abs, Root: root}, nil
+}
+
+// Close releases the root.
+func (w *Workspace) Close() error { return w.Root.Close() }
+
+// Rel turns a path from a model into a clean path relative to the workspace ("." for the
+// workspace itself). A leading "@" is dropped; an absolute path must lie inside Dir; a path
+// that climbs out with ".." is refused with [ErrOutsideWorkspace].
+func (w *Workspace) Rel(p string) (string, error) {
+	orig := p
+	p = strings.TrimPrefix(strings.TrimSpace(p), "@")
+	if p == "" {
+		return ".", nil
+	}
+	if filepath.IsAbs(p) {
+		r, err := filepath.Rel(w.Dir, filepath.Clean(p))
+		if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return "", fmt.Errorf("%w: %q is not under %s; use a path relative to the workspace", ErrOutsideWorkspace, orig, w.Dir)
+		}
+		return r, nil
+	}
+	c := filepath.Clean(p)
+	if c == ".." || strings.HasPrefix(c, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%w: %q climbs above the workspace root; use a path inside it", ErrOutsideWorkspace, orig)
+	}
+	return c, nil
+}
