@@ -1,0 +1,487 @@
+package tool
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// ValidationError reports why a model's arguments were refused. Its message is written for
+// the model: it names the tool, lists every problem found with the path of the offending
+// value, and repeats the arguments received so that the model can correct its call.
+type ValidationError struct {
+	Tool string
+	// Problems are "path: message" lines, e.g. "edits[0].oldText: missing required property".
+	// The path of the arguments object itself is "(root)".
+	Problems []string
+	// Received is the argument text as the model sent it.
+	Received string
+}
+
+// maxReceivedInError caps how much of the received arguments an error message repeats.
+const maxReceivedInError = 4096
+
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Validation failed for tool %q:\n", e.Tool)
+	for _, p := range e.Problems {
+		b.WriteString("  - ")
+		b.WriteString(p)
+		b.WriteByte('\n')
+	}
+	b.WriteString("\nReceived arguments:\n")
+	recv := e.Received
+	if len(recv) > maxReceivedInError {
+		cut := maxReceivedInError
+		for cut > 0 && !utf8.RuneStart(recv[cut]) {
+			cut--
+		}
+		recv = fmt.Sprintf("%s\n... [%d more bytes not shown]", recv[:cut], len(recv)-cut)
+	}
+	b.WriteString(strings.ToValidUTF8(recv, "\uFFFD"))
+	return b.String()
+}
+
+// Preparer is an optional interface for a [Tool] that accepts argument shapes its schema does
+// not describe (older field names, a nested value sent as a JSON string). [ValidateCall]
+// calls PrepareArgs after the syntax checks (one object, valid UTF-8, no duplicate keys) and
+// before schema validation. args is the decoded object: nested objects are map[string]any,
+// arrays []any and numbers [json.Number]. PrepareArgs may rewrite it in place and reports
+// whether it did; an error is reported to the model as a validation problem.
+type Preparer interface {
+	PrepareArgs(args map[string]any) (changed bool, err error)
+}
+
+// Validate checks raw, the argument text a model produced for the tool described by spec, and
+// returns the arguments object. The checks are strict, in this order:
+//   - raw is exactly one JSON object (surrounding whitespace allowed, nothing after it);
+//     blank text counts as the empty object "{}", since providers send it for calls without
+//     arguments;
+//   - raw is valid UTF-8 and no object, at any depth, repeats a key;
+//   - every key is declared by the schema: a key that matches a property only when case is
+//     ignored is reported with the expected spelling; unknown keys are refused wherever the
+//     schema lists properties, unless additionalProperties allows them;
+//   - the value satisfies the JSON Schema in spec.Schema (type, required, enum, const,
+//     minimum/maximum, length and item bounds, items, properties), then the full schema as
+//     checked by github.com/google/jsonschema-go. An "integer" must be written without a
+//     fraction or exponent (2, not 2.0), since arguments are decoded into Go integers.
+//
+// A refusal is a *[ValidationError] listing every problem found. An error of any other type
+// means spec.Schema itself is unusable. An empty spec.Schema accepts any object.
+func Validate(spec Spec, raw string) (json.RawMessage, error) {
+	return validate(spec, raw, nil)
+}
+
+// ValidateCall is [Validate] for t's spec, running t's [Preparer] hook when it has one.
+func ValidateCall(t Tool, raw string) (json.RawMessage, error) {
+	p, _ := t.(Preparer)
+	return validate(t.Spec(), raw, p)
+}
+
+func validate(spec Spec, raw string, prep Preparer) (json.RawMessage, error) {
+	c, err := compile(spec.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q has an invalid schema: %w", spec.Name, err)
+	}
+	fail := func(problems ...string) error {
+		return &ValidationError{Tool: spec.Name, Problems: problems, Received: raw}
+	}
+	text := strings.TrimSpace(raw)
+	if text == "" {
+		text = "{}"
+	}
+	if !utf8.ValidString(text) {
+		off := 0
+		for off < len(text) {
+			r, n := utf8.DecodeRuneInString(text[off:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			off += n
+		}
+		return nil, fail(fmt.Sprintf("(root): arguments are not valid UTF-8 (first bad byte at offset %d)", off))
+	}
+	p := &parser{s: text}
+	v, err := p.parse()
+	if err != nil {
+		return nil, fail(err.Error())
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fail(fmt.Sprintf("(root): arguments must be a JSON object, got %s", describe(v)))
+	}
+	out := json.RawMessage(text)
+	if prep != nil {
+		changed, err := prep.PrepareArgs(obj)
+		if err != nil {
+			return nil, fail("(root): " + err.Error())
+		}
+		if changed {
+			b, err := json.Marshal(obj)
+			if err != nil {
+				return nil, fail("(root): " + err.Error())
+			}
+			out = b
+		}
+	}
+	if c.schema == nil {
+		return out, nil
+	}
+	w := walker{c: c}
+	w.check("", obj, c.schema)
+	if len(w.problems) > 0 {
+		return nil, fail(w.problems...)
+	}
+	if err := c.resolved.Validate(toFloats(obj)); err != nil {
+		return nil, fail("(root): " + err.Error())
+	}
+	return out, nil
+}
+
+// compiled is a parsed and resolved schema, cached by its text.
+type compiled struct {
+	schema   *jsonschema.Schema
+	resolved *jsonschema.Resolved
+	// kinds classifies every subschema the walker visits as the boolean schema true (+1),
+	// false (-1) or neither (0): comparing a Schema with DeepEqual on every call is slow.
+	// Read-only once built.
+	kinds map[*jsonschema.Schema]int8
+}
+
+func (c *compiled) classify(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if _, done := c.kinds[s]; done {
+		return
+	}
+	switch {
+	case isTrueSchema(s):
+		c.kinds[s] = 1
+		return
+	case isFalseSchema(s):
+		c.kinds[s] = -1
+		return
+	}
+	c.kinds[s] = 0
+	for _, p := range s.Properties {
+		c.classify(p)
+	}
+	c.classify(s.Items)
+	c.classify(s.AdditionalProperties)
+	for _, p := range s.PrefixItems {
+		c.classify(p)
+	}
+	for _, p := range s.ItemsArray {
+		c.classify(p)
+	}
+}
+
+func (c *compiled) isTrue(s *jsonschema.Schema) bool  { return s != nil && c.kinds[s] == 1 }
+func (c *compiled) isFalse(s *jsonschema.Schema) bool { return s != nil && c.kinds[s] == -1 }
+
+var (
+	compileMu    sync.Mutex
+	compileCache = map[string]*compiled{}
+)
+
+// compileCacheMax bounds the cache; tool schemas are few, so it is simply emptied when full.
+const compileCacheMax = 512
+
+func compile(schema json.RawMessage) (*compiled, error) {
+	if len(strings.TrimSpace(string(schema))) == 0 {
+		return &compiled{}, nil
+	}
+	compileMu.Lock()
+	c, ok := compileCache[string(schema)]
+	compileMu.Unlock()
+	if ok {
+		return c, nil
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return nil, err
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		return nil, err
+	}
+	c = &compiled{schema: &s, resolved: rs, kinds: map[*jsonschema.Schema]int8{}}
+	c.classify(c.schema)
+	compileMu.Lock()
+	if len(compileCache) >= compileCacheMax {
+		clear(compileCache)
+	}
+	compileCache[string(schema)] = c
+	compileMu.Unlock()
+	return c, nil
+}
+
+// walker checks a decoded value against the common schema keywords, collecting problems
+// with readable paths. Keywords it does not know are left to jsonschema-go.
+type walker struct {
+	c        *compiled
+	problems []string
+}
+
+func (w *walker) add(path, format string, args ...any) {
+	w.problems = append(w.problems, showPath(path)+": "+fmt.Sprintf(format, args...))
+}
+
+func showPath(path string) string {
+	if path == "" {
+		return "(root)"
+	}
+	return path
+}
+
+func keyPath(path, key string) string {
+	if isIdent(key) {
+		if path == "" {
+			return key
+		}
+		return path + "." + key
+	}
+	return path + "[" + strconv.Quote(key) + "]"
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if r == '_' || r == '$' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9' {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+func isTrueSchema(s *jsonschema.Schema) bool { return reflect.DeepEqual(*s, jsonschema.Schema{}) }
+
+func isFalseSchema(s *jsonschema.Schema) bool {
+	return s != nil && s.Not != nil && isTrueSchema(s.Not) && reflect.DeepEqual(*s, jsonschema.Schema{Not: s.Not})
+}
+
+func jsonTypeOf(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case json.Number:
+		// An integer must be written as one: arguments are decoded into Go integers, which
+		// refuse 2.0 and 1e3.
+		if !strings.ContainsAny(string(v), ".eE") {
+			return "integer"
+		}
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// describe renders a value briefly for a problem message: its type and, for scalars, the value.
+func describe(v any) string {
+	t := jsonTypeOf(v)
+	switch v := v.(type) {
+	case string:
+		if len(v) > 40 {
+			cut := 40
+			for cut > 0 && !utf8.RuneStart(v[cut]) {
+				cut--
+			}
+			return fmt.Sprintf("string %q...", v[:cut])
+		}
+		return fmt.Sprintf("string %q", v)
+	case json.Number, bool:
+		return fmt.Sprintf("%s %v", t, v)
+	}
+	return t
+}
+
+func (w *walker) check(path string, v any, s *jsonschema.Schema) {
+	if s == nil || w.c.isTrue(s) {
+		return
+	}
+	if w.c.isFalse(s) {
+		w.add(path, "no value is allowed here")
+		return
+	}
+	types := s.Types
+	if s.Type != "" {
+		types = []string{s.Type}
+	}
+	got := jsonTypeOf(v)
+	if len(types) > 0 && !slices.Contains(types, got) && !(got == "integer" && slices.Contains(types, "number")) {
+		w.add(path, "expected %s, got %s", strings.Join(types, " or "), describe(v))
+		return
+	}
+	if len(s.Enum) > 0 && !slices.ContainsFunc(s.Enum, func(e any) bool { return jsonEqual(v, e) }) {
+		opts := make([]string, len(s.Enum))
+		for i, e := range s.Enum {
+			b, _ := json.Marshal(e)
+			opts[i] = string(b)
+		}
+		w.add(path, "must be one of %s; got %s", strings.Join(opts, ", "), describe(v))
+	}
+	if s.Const != nil && !jsonEqual(v, *s.Const) {
+		b, _ := json.Marshal(*s.Const)
+		w.add(path, "must be %s; got %s", b, describe(v))
+	}
+	switch v := v.(type) {
+	case json.Number:
+		f, _ := v.Float64()
+		if s.Minimum != nil && f < *s.Minimum {
+			w.add(path, "must be >= %v; got %v", *s.Minimum, v)
+		}
+		if s.Maximum != nil && f > *s.Maximum {
+			w.add(path, "must be <= %v; got %v", *s.Maximum, v)
+		}
+		if s.ExclusiveMinimum != nil && f <= *s.ExclusiveMinimum {
+			w.add(path, "must be > %v; got %v", *s.ExclusiveMinimum, v)
+		}
+		if s.ExclusiveMaximum != nil && f >= *s.ExclusiveMaximum {
+			w.add(path, "must be < %v; got %v", *s.ExclusiveMaximum, v)
+		}
+	case string:
+		n := utf8.RuneCountInString(v)
+		if s.MinLength != nil && n < *s.MinLength {
+			w.add(path, "must be at least %d characters long; got %d", *s.MinLength, n)
+		}
+		if s.MaxLength != nil && n > *s.MaxLength {
+			w.add(path, "must be at most %d characters long; got %d", *s.MaxLength, n)
+		}
+	case []any:
+		if s.MinItems != nil && len(v) < *s.MinItems {
+			w.add(path, "must have at least %d items; got %d", *s.MinItems, len(v))
+		}
+		if s.MaxItems != nil && len(v) > *s.MaxItems {
+			w.add(path, "must have at most %d items; got %d", *s.MaxItems, len(v))
+		}
+		for i, item := range v {
+			is := s.Items
+			if i < len(s.PrefixItems) {
+				is = s.PrefixItems[i]
+			} else if i < len(s.ItemsArray) {
+				is = s.ItemsArray[i]
+			}
+			w.check(fmt.Sprintf("%s[%d]", path, i), item, is)
+		}
+	case map[string]any:
+		w.checkObject(path, v, s)
+	}
+}
+
+func (w *walker) checkObject(path string, obj map[string]any, s *jsonschema.Schema) {
+	for _, name := range s.Required {
+		if _, ok := obj[name]; !ok {
+			w.add(keyPath(path, name), "missing required property")
+		}
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	// Unknown keys are refused when the schema lists properties and neither
+	// additionalProperties nor patternProperties opens the object up.
+	strict := len(s.Properties) > 0 && len(s.PatternProperties) == 0 &&
+		(s.AdditionalProperties == nil || w.c.isFalse(s.AdditionalProperties))
+	if w.c.isFalse(s.AdditionalProperties) && len(s.PatternProperties) == 0 {
+		strict = true
+	}
+	for _, k := range keys {
+		val := obj[k]
+		if ps, ok := s.Properties[k]; ok {
+			w.check(keyPath(path, k), val, ps)
+			continue
+		}
+		if len(s.PatternProperties) > 0 {
+			continue // left to jsonschema-go
+		}
+		if !strict {
+			w.check(keyPath(path, k), val, s.AdditionalProperties)
+			continue
+		}
+		if want := caseMatch(s, k); want != "" {
+			w.add(keyPath(path, k), "unknown property; did you mean %q? (property names are case-sensitive)", want)
+			continue
+		}
+		if len(s.Properties) == 0 {
+			w.add(keyPath(path, k), "unknown property (this object takes no properties)")
+			continue
+		}
+		w.add(keyPath(path, k), "unknown property (expected one of: %s)", strings.Join(propertyNames(s), ", "))
+	}
+}
+
+func caseMatch(s *jsonschema.Schema, key string) string {
+	for _, name := range propertyNames(s) {
+		if strings.EqualFold(name, key) {
+			return name
+		}
+	}
+	return ""
+}
+
+// propertyNames lists a schema's properties, sorted.
+func propertyNames(s *jsonschema.Schema) []string {
+	names := make([]string, 0, len(s.Properties))
+	for n := range s.Properties {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// jsonEqual compares a decoded value (numbers as json.Number) with a schema value (numbers as
+// float64 or json.Number) by JSON meaning.
+func jsonEqual(a, b any) bool {
+	return reflect.DeepEqual(toFloats(a), toFloats(b))
+}
+
+// toFloats returns v with every json.Number replaced by float64, the form jsonschema-go
+// validates.
+func toFloats(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		f, err := v.Float64()
+		if err != nil {
+			return math.Inf(1)
+		}
+		return f
+	case int:
+		return float64(v)
+	case int64:
+		return float64(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = toFloats(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = toFloats(e)
+		}
+		return out
+	}
+	return v
+}
