@@ -1,0 +1,248 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/tool"
+)
+
+// Config is what a run needs. Model, Tools and Recorder are required.
+type Config struct {
+	Model    llm.Model
+	Tools    *tool.Set
+	Recorder Recorder
+	System   string
+	// MaxTokens and Thinking are passed on to every model request.
+	MaxTokens int
+	Thinking  llm.ThinkingLevel
+	// MaxTurns > 0 stops the run before the model call that would exceed it.
+	MaxTurns int
+	// MaxCost > 0 (US dollars) stops the run before the next model call once reached.
+	MaxCost float64
+	// SessionID is passed to providers for prompt-cache affinity.
+	SessionID string
+	// Observe receives every event; nil means nobody listens.
+	Observe func(Event)
+	// NewID returns a fresh unique id; nil means UUIDv7.
+	NewID func() string
+	// Now returns the time; nil means time.Now.
+	Now func() time.Time
+}
+
+// Status says how a run ended.
+type Status string
+
+const (
+	StatusCompleted Status = "completed"
+	StatusFailed    Status = "failed"  // the model failed or recording failed
+	StatusBudget    Status = "budget"  // a budget was reached
+	StatusAborted   Status = "aborted" // the context was cancelled
+)
+
+// Outcome summarises a run.
+type Outcome struct {
+	Status Status
+	Turns  int
+	Usage  llm.Usage
+	// Messages are the messages this run added, in context order (prompt first).
+	Messages []llm.Message
+	// Final is the last assistant message, if any.
+	Final *llm.Message
+	// Err is nil for a completed run; otherwise it matches ErrAborted, *BudgetError,
+	// *ModelError or *RecordError.
+	Err error
+}
+
+// Agent runs the loop with a fixed configuration. It is safe to call Run from one goroutine at
+// a time.
+type Agent struct {
+	cfg Config
+}
+
+// New checks cfg and returns an Agent.
+func New(cfg Config) (*Agent, error) {
+	switch {
+	case cfg.Model == nil:
+		return nil, errors.New("kernel: Config.Model is required")
+	case cfg.Tools == nil:
+		return nil, errors.New("kernel: Config.Tools is required (use an empty set for no tools)")
+	case cfg.Recorder == nil:
+		return nil, errors.New("kernel: Config.Recorder is required")
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = func() string { return uuid.Must(uuid.NewV7()).String() }
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Observe == nil {
+		cfg.Observe = func(Event) {}
+	}
+	return &Agent{cfg: cfg}, nil
+}
+
+// run is the state of one Run call.
+type run struct {
+	*Agent
+	ctx     context.Context
+	context []llm.Message
+	out     *Outcome
+}
+
+// Run adds prompt to history and loops until the model stops, a budget is reached, the
+// context is cancelled or something fails. history is not modified.
+func (a *Agent) Run(ctx context.Context, history []llm.Message, prompt llm.Message) (*Outcome, error) {
+	r := &run{Agent: a, ctx: ctx, out: &Outcome{}}
+	r.context = append(append([]llm.Message(nil), history...), prompt)
+	err := r.loop(prompt)
+	r.finish(err)
+	a.cfg.Observe(Event{Type: EventAgentEnd, Outcome: r.out})
+	return r.out, r.out.Err
+}
+
+func (r *run) finish(err error) {
+	r.out.Err = err
+	var budget *BudgetError
+	switch {
+	case err == nil:
+		r.out.Status = StatusCompleted
+	case errors.Is(err, ErrAborted):
+		r.out.Status = StatusAborted
+	case errors.As(err, &budget):
+		r.out.Status = StatusBudget
+	default:
+		r.out.Status = StatusFailed
+	}
+}
+
+func (r *run) loop(prompt llm.Message) error {
+	cfg := &r.cfg
+	cfg.Observe(Event{Type: EventAgentStart})
+	if prompt.Time == 0 {
+		prompt.Time = cfg.Now().UnixMilli()
+	}
+	if err := r.settle(Settlement{Entries: []Entry{{ID: cfg.NewID(), Message: prompt}}}); err != nil {
+		return err
+	}
+	r.context[len(r.context)-1] = prompt
+	r.out.Messages = append(r.out.Messages, prompt)
+	cfg.Observe(Event{Type: EventMessageStart, Message: &prompt})
+	cfg.Observe(Event{Type: EventMessageEnd, Message: &prompt})
+
+	for {
+		if err := r.ctx.Err(); err != nil {
+			return fmt.Errorf("%w before turn %d: %v", ErrAborted, r.out.Turns+1, err)
+		}
+		if err := r.checkBudget(); err != nil {
+			return err
+		}
+		r.out.Turns++
+		turn := r.out.Turns
+		cfg.Observe(Event{Type: EventTurnStart, Turn: turn})
+
+		msg, err := r.modelCall(turn)
+		if err != nil {
+			return err
+		}
+		if msg.Failed() {
+			cfg.Observe(Event{Type: EventTurnEnd, Turn: turn, Message: msg})
+			if msg.StopReason == llm.StopAborted {
+				return fmt.Errorf("%w during turn %d", ErrAborted, turn)
+			}
+			e := msg.Err
+			if e == nil {
+				e = &llm.Error{Kind: llm.KindProtocol, Message: "model failed without saying why"}
+			}
+			return &ModelError{Turn: turn, Err: e}
+		}
+		calls := msg.ToolCalls()
+		if len(calls) == 0 {
+			cfg.Observe(Event{Type: EventTurnEnd, Turn: turn, Message: msg})
+			return nil
+		}
+		results, err := r.toolBatch(turn, msg, calls)
+		if err != nil {
+			return err
+		}
+		cfg.Observe(Event{Type: EventTurnEnd, Turn: turn, Message: msg, Results: results})
+		if err := r.ctx.Err(); err != nil {
+			return fmt.Errorf("%w after the tools of turn %d", ErrAborted, turn)
+		}
+	}
+}
+
+func (r *run) checkBudget() error {
+	cfg := &r.cfg
+	if cfg.MaxTurns > 0 && r.out.Turns >= cfg.MaxTurns {
+		return &BudgetError{Budget: "turns", Limit: float64(cfg.MaxTurns), Used: float64(r.out.Turns)}
+	}
+	if cfg.MaxCost > 0 && r.out.Usage.Cost.Total >= cfg.MaxCost {
+		return &BudgetError{Budget: "cost", Limit: cfg.MaxCost, Used: r.out.Usage.Cost.Total}
+	}
+	return nil
+}
+
+// modelCall records the intent, streams one assistant message and records its settlement.
+func (r *run) modelCall(turn int) (*llm.Message, error) {
+	cfg := &r.cfg
+	msgID := cfg.NewID()
+	intent := Intent{ID: cfg.NewID(), Kind: IntentModelCall, Turn: turn, Reserved: []string{msgID}}
+	if err := r.intend(intent); err != nil {
+		return nil, err
+	}
+	req := &llm.Request{
+		System:    cfg.System,
+		Messages:  r.context,
+		Tools:     specs(cfg.Tools),
+		MaxTokens: cfg.MaxTokens,
+		Thinking:  cfg.Thinking,
+		SessionID: cfg.SessionID,
+	}
+	started := false
+	msg := cfg.Model.Stream(r.ctx, req, func(ev llm.Event) {
+		if !started && ev.Type != llm.EventDone && ev.Type != llm.EventError {
+			started = true
+			cfg.Observe(Event{Type: EventMessageStart, Turn: turn, Message: &llm.Message{Role: llm.RoleAssistant}})
+		}
+		if ev.Type == llm.EventDone || ev.Type == llm.EventError {
+			return
+		}
+		cfg.Observe(Event{Type: EventMessageUpdate, Turn: turn, LLM: &ev})
+	})
+	if msg == nil { // a broken adapter; the contract says this never happens
+		msg = llm.Fail(&llm.Message{}, &llm.Error{Kind: llm.KindProtocol, Message: "model returned no message"})
+	}
+	if msg.Time == 0 {
+		msg.Time = cfg.Now().UnixMilli()
+	}
+	if !started {
+		cfg.Observe(Event{Type: EventMessageStart, Turn: turn, Message: msg})
+	}
+	if msg.Usage != nil {
+		r.out.Usage.Add(*msg.Usage)
+	}
+	if err := r.settle(Settlement{IntentID: intent.ID, Entries: []Entry{{ID: msgID, Message: *msg}}, Usage: msg.Usage}); err != nil {
+		return nil, err
+	}
+	cfg.Observe(Event{Type: EventMessageEnd, Turn: turn, Message: msg})
+	r.out.Messages = append(r.out.Messages, *msg)
+	r.out.Final = msg
+	if !msg.Failed() {
+		r.context = append(r.context, *msg)
+	}
+	return msg, nil
+}
+
+func specs(s *tool.Set) []llm.ToolSpec {
+	var out []llm.ToolSpec
+	for _, sp := range s.Specs() {
+		out = append(out, llm.ToolSpec{Name: sp.Name, Description: sp.Description, Schema: sp.Schema})
+	}
+	return out
+}

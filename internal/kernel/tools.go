@@ -1,0 +1,227 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"sync"
+
+	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/tool"
+)
+
+// TruncatedCallText is the result every call of a length-truncated message gets.
+const TruncatedCallText = "Tool call %q was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments."
+
+// pending is one call of a batch on its way to a result.
+type pending struct {
+	index  int
+	call   *llm.ToolCall
+	tool   tool.Tool
+	args   json.RawMessage
+	result *llm.Message // set once the call has its result
+	intent Intent
+}
+
+// toolBatch gives every call of msg exactly one result, in source order.
+func (r *run) toolBatch(turn int, msg *llm.Message, calls []*llm.ToolCall) ([]llm.Message, error) {
+	cfg := &r.cfg
+	batch := make([]*pending, len(calls))
+	var immediate []Entry // results decided without running anything
+	for i, c := range calls {
+		p := &pending{index: i, call: c}
+		batch[i] = p
+		cfg.Observe(Event{Type: EventToolStart, Turn: turn, Call: c})
+		switch {
+		case msg.StopReason == llm.StopLength:
+			p.result = errorResult(c, fmt.Sprintf(TruncatedCallText, c.Name))
+		default:
+			t, ok := cfg.Tools.Get(c.Name)
+			if !ok {
+				p.result = errorResult(c, fmt.Sprintf("Tool %q not found. Available tools: %v", c.Name, cfg.Tools.Names()))
+				break
+			}
+			p.tool = t
+			args, err := tool.ValidateCall(t, c.Arguments)
+			if err != nil {
+				p.result = errorResult(c, err.Error())
+				break
+			}
+			p.args = args
+		}
+		if p.result != nil {
+			immediate = append(immediate, Entry{ID: cfg.NewID(), Message: *p.result})
+			cfg.Observe(Event{Type: EventToolEnd, Turn: turn, Call: c, Message: p.result})
+		}
+	}
+	if len(immediate) > 0 {
+		if err := r.settle(Settlement{Entries: immediate}); err != nil {
+			return nil, err
+		}
+	}
+
+	var runnable []*pending
+	sequential := false
+	for _, p := range batch {
+		if p.result == nil {
+			runnable = append(runnable, p)
+			sequential = sequential || p.tool.Spec().Sequential
+		}
+	}
+	// Intents in source order, each durable before its tool can start.
+	if err := r.execute(turn, runnable, sequential); err != nil {
+		return nil, err
+	}
+
+	results := make([]llm.Message, len(batch))
+	for i, p := range batch {
+		results[i] = *p.result
+		cfg.Observe(Event{Type: EventMessageStart, Turn: turn, Message: p.result})
+		cfg.Observe(Event{Type: EventMessageEnd, Turn: turn, Message: p.result})
+	}
+	r.context = append(r.context, results...)
+	r.out.Messages = append(r.out.Messages, results...)
+	return results, nil
+}
+
+// execute runs the prepared calls, recording an intent before and a settlement after each.
+func (r *run) execute(turn int, calls []*pending, sequential bool) error {
+	cfg := &r.cfg
+	var (
+		mu       sync.Mutex // serializes observers and settlements across goroutines
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	finish := func(p *pending, res *llm.Message) {
+		mu.Lock()
+		defer mu.Unlock()
+		p.result = res
+		if firstErr == nil {
+			if err := r.settle(Settlement{IntentID: p.intent.ID, Entries: []Entry{{ID: p.intent.Reserved[0], Message: *res}}}); err != nil {
+				firstErr = err
+			}
+		}
+		cfg.Observe(Event{Type: EventToolEnd, Turn: turn, Call: p.call, Message: res})
+	}
+	for _, p := range calls {
+		if err := r.ctx.Err(); err != nil {
+			// Not started: the call still gets its result, recorded without an intent.
+			res := errorResult(p.call, "Tool call was not executed: the run was aborted.")
+			mu.Lock()
+			p.result = res
+			if firstErr == nil {
+				if err := r.settle(Settlement{Entries: []Entry{{ID: cfg.NewID(), Message: *res}}}); err != nil {
+					firstErr = err
+				}
+			}
+			cfg.Observe(Event{Type: EventToolEnd, Turn: turn, Call: p.call, Message: res})
+			mu.Unlock()
+			continue
+		}
+		spec := p.tool.Spec()
+		replay := spec.Replay
+		if replay == "" {
+			replay = tool.ReplayNever
+		}
+		p.intent = Intent{ID: cfg.NewID(), Kind: IntentToolCall, Turn: turn, Reserved: []string{cfg.NewID()},
+			Call: p.call, Index: p.index, Replay: replay}
+		mu.Lock()
+		err := firstErr
+		if err == nil {
+			err = r.intend(p.intent)
+		}
+		mu.Unlock()
+		if err != nil {
+			wg.Wait()
+			return err
+		}
+		if sequential {
+			finish(p, r.invoke(turn, p, &mu))
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			finish(p, r.invoke(turn, p, &mu))
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// invoke runs one tool and turns whatever happens into a result message.
+func (r *run) invoke(turn int, p *pending, mu *sync.Mutex) (res *llm.Message) {
+	defer func() {
+		if v := recover(); v != nil {
+			res = errorResult(p.call, fmt.Sprintf("Tool %q crashed: %v. This is a bug in rein; the stack was:\n%s", p.call.Name, v, debug.Stack()))
+		}
+	}()
+	call := tool.Call{ID: p.call.ID, Args: p.args, Update: func(partial tool.Result) {
+		m := resultMessage(p.call, partial)
+		mu.Lock()
+		defer mu.Unlock()
+		r.cfg.Observe(Event{Type: EventToolUpdate, Turn: turn, Call: p.call, Message: m})
+	}}
+	out, err := p.tool.Run(r.ctx, call)
+	if err != nil {
+		msg := err.Error()
+		if r.ctx.Err() != nil && context.Cause(r.ctx) != nil {
+			msg += " (the run was aborted)"
+		}
+		m := errorResult(p.call, msg)
+		if out.Details != nil {
+			m.Details = marshalDetails(out.Details)
+		}
+		return m
+	}
+	return resultMessage(p.call, out)
+}
+
+func resultMessage(c *llm.ToolCall, r tool.Result) *llm.Message {
+	m := &llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, ToolName: c.Name, Content: r.Content, IsError: r.IsError}
+	if len(m.Content) == 0 {
+		m.Content = []llm.Part{llm.Text("(no output)")}
+	}
+	if r.Details != nil {
+		m.Details = marshalDetails(r.Details)
+	}
+	return m
+}
+
+func marshalDetails(d any) json.RawMessage {
+	if raw, ok := d.(json.RawMessage); ok {
+		return raw
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"detailsError": err.Error()})
+	}
+	return b
+}
+
+func errorResult(c *llm.ToolCall, text string) *llm.Message {
+	m := llm.ToolResultText(c, text, true)
+	return &m
+}
+
+func (r *run) intend(in Intent) error {
+	if err := r.cfg.Recorder.Intend(r.ctx, in); err != nil {
+		return &RecordError{Err: err}
+	}
+	return nil
+}
+
+func (r *run) settle(s Settlement) error {
+	now := r.cfg.Now().UnixMilli()
+	for i := range s.Entries {
+		if s.Entries[i].Message.Time == 0 {
+			s.Entries[i].Message.Time = now
+		}
+	}
+	// A cancelled run still records what already happened.
+	if err := r.cfg.Recorder.Settle(context.WithoutCancel(r.ctx), s); err != nil {
+		return &RecordError{Err: err}
+	}
+	return nil
+}
