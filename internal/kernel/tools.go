@@ -85,7 +85,10 @@ func (r *run) toolBatch(turn int, msg *llm.Message, calls []*llm.ToolCall) ([]ll
 	return results, nil
 }
 
-// execute runs the prepared calls, recording an intent before and a settlement after each.
+// execute runs the prepared calls, recording an intent before and a settlement after each. A
+// sequential batch records, runs and settles one call at a time; a parallel batch records every
+// intent (in source order) before starting any call, so the record order does not depend on
+// scheduling.
 func (r *run) execute(turn int, calls []*pending, sequential bool) error {
 	cfg := &r.cfg
 	var (
@@ -93,53 +96,58 @@ func (r *run) execute(turn int, calls []*pending, sequential bool) error {
 		firstErr error
 		wg       sync.WaitGroup
 	)
-	finish := func(p *pending, res *llm.Message) {
+	record := func(p *pending, res *llm.Message, s Settlement) {
 		mu.Lock()
 		defer mu.Unlock()
 		p.result = res
 		if firstErr == nil {
-			if err := r.settle(Settlement{IntentID: p.intent.ID, Entries: []Entry{{ID: p.intent.Reserved[0], Message: *res}}}); err != nil {
-				firstErr = err
-			}
+			firstErr = r.settle(s)
 		}
 		cfg.Observe(Event{Type: EventToolEnd, Turn: turn, Call: p.call, Message: res})
 	}
-	for _, p := range calls {
-		if err := r.ctx.Err(); err != nil {
-			// Not started: the call still gets its result, recorded without an intent.
-			res := errorResult(p.call, "Tool call was not executed: the run was aborted.")
-			mu.Lock()
-			p.result = res
-			if firstErr == nil {
-				if err := r.settle(Settlement{Entries: []Entry{{ID: cfg.NewID(), Message: *res}}}); err != nil {
-					firstErr = err
-				}
-			}
-			cfg.Observe(Event{Type: EventToolEnd, Turn: turn, Call: p.call, Message: res})
-			mu.Unlock()
-			continue
-		}
-		spec := p.tool.Spec()
-		replay := spec.Replay
+	finish := func(p *pending, res *llm.Message) {
+		record(p, res, Settlement{IntentID: p.intent.ID, Entries: []Entry{{ID: p.intent.Reserved[0], Message: *res}}})
+	}
+	// notStarted gives a call that will not run its result, recorded without an intent.
+	notStarted := func(p *pending) {
+		res := errorResult(p.call, "Tool call was not executed: the run was aborted.")
+		record(p, res, Settlement{Entries: []Entry{{ID: cfg.NewID(), Message: *res}}})
+	}
+	intend := func(p *pending) error {
+		replay := p.tool.Spec().Replay
 		if replay == "" {
 			replay = tool.ReplayNever
 		}
 		p.intent = Intent{ID: cfg.NewID(), Kind: IntentToolCall, Turn: turn, Reserved: []string{cfg.NewID()},
 			Call: p.call, Index: p.index, Replay: replay}
-		mu.Lock()
-		err := firstErr
-		if err == nil {
-			err = r.intend(p.intent)
+		return r.intend(p.intent)
+	}
+
+	if sequential {
+		for _, p := range calls {
+			if r.ctx.Err() != nil {
+				notStarted(p)
+				continue
+			}
+			if err := intend(p); err != nil {
+				return err
+			}
+			finish(p, r.invoke(turn, p, &mu))
 		}
-		mu.Unlock()
-		if err != nil {
-			wg.Wait()
+		return firstErr
+	}
+	if r.ctx.Err() != nil {
+		for _, p := range calls {
+			notStarted(p)
+		}
+		return firstErr
+	}
+	for _, p := range calls {
+		if err := intend(p); err != nil {
 			return err
 		}
-		if sequential {
-			finish(p, r.invoke(turn, p, &mu))
-			continue
-		}
+	}
+	for _, p := range calls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
