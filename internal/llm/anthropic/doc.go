@@ -1,0 +1,85 @@
+// Package anthropic is the [llm.Model] adapter for Anthropic's Messages API, streaming, built
+// on the official SDK (github.com/anthropics/anthropic-sdk-go/v2).
+//
+// It keeps the contract of package llm (checked by llmtest): Stream never panics and never
+// returns a Go error, emit is called synchronously and in stream order, the first event is
+// [llm.EventStart] and the last is [llm.EventDone] or [llm.EventError] carrying the returned
+// message, and the adapter does not retry.
+//
+// # Client
+//
+// [New] configures the SDK client from [Config] alone:
+//   - option.WithoutEnvironmentDefaults: no ANTHROPIC_* variable, profile or config file is
+//     read; credentials and base URL are rein's business.
+//   - option.WithMaxRetries(0): retrying is done by [llm.Retry], which honours retry-after.
+//   - option.WithoutOpenTelemetry and option.WithOpenTelemetryPropagation(false): the SDK
+//     would otherwise open its own spans through the global tracer provider and send
+//     trace-context headers; rein records model calls in its own spans (rein.ai.request), so
+//     both are switched off on purpose.
+//   - The key is sent in the x-api-key header (the SDK's WithAPIKey would send it as a bearer
+//     token). With neither an API key nor a base URL, Stream fails at once with
+//     [llm.KindUnavailable].
+//
+// # Request
+//
+//   - The history is healed with [llm.Heal] first: failed and aborted assistant messages are
+//     dropped, and a tool call without a result gets a synthetic error result.
+//   - Tool results become tool_result blocks of user messages; consecutive messages of one role
+//     are merged, so one batch of results, and a user message after it, is one user message.
+//     Empty text parts are not sent; images are sent as base64 blocks.
+//   - Thinking of an assistant message is replayed as a thinking block (with its signature) or
+//     a redacted_thinking block (its payload is [llm.Part.Signature]) only when the message came
+//     from the same model through this API; otherwise readable thinking is sent as text and
+//     redacted thinking is dropped, since the API rejects signatures it did not issue.
+//   - Tool-call arguments are sent as the tool_use input when they are a JSON object, and as {}
+//     otherwise (truncated or invalid arguments, which the kernel already answered with an
+//     error result). Tool schemas ([llm.ToolSpec.Schema]) are sent verbatim as input_schema; a
+//     missing or malformed schema is sent as {"type":"object"}.
+//   - max_tokens is the request's MaxTokens, else [Config.MaxTokens], else
+//     [llm.DefaultMaxOutput]. A thinking level other than off enables budget thinking with
+//     [llm.ThinkingLevel.ThinkingBudget] tokens added on top of max_tokens, both capped by
+//     Config.MaxTokens when known; the budget shrinks to leave at least 1024 output tokens, and
+//     thinking stays off when that leaves a budget under the API's minimum of 1024. The
+//     thinking setting is written into the JSON body directly, because the SDK prints a
+//     deprecation warning to os.Stderr for budget thinking on some models.
+//   - Prompt caching: the system prompt and the last block of the last message carry an
+//     ephemeral cache_control breakpoint, so a growing conversation reuses its prefix.
+//
+// # Stream
+//
+//   - message_start gives the response id and the first usage; ping events are ignored.
+//   - content_block_start/delta/stop of text, thinking and tool_use blocks become the
+//     text_*, thinking_* and toolcall_* events; [llm.Event.Index] is the part's index in the
+//     message content. signature_delta fills [llm.Part.Signature]; a redacted_thinking block
+//     is a thinking part with Redacted set and no deltas. toolcall_start carries the call's id
+//     and name; toolcall_delta carries each partial_json verbatim (empty ones are skipped);
+//     toolcall_end carries the whole call. Arguments are the concatenated partial_json, exactly
+//     as sent; a call that received none gets its start input, or "{}", as one last delta.
+//     Blocks of other kinds (server tools) are ignored; blocks left open at message_stop are
+//     closed.
+//   - Stop reasons: end_turn and stop_sequence → stop; max_tokens and
+//     model_context_window_exceeded → length; tool_use → toolUse. refusal and pause_turn → stop:
+//     rein sends no server tools, so a paused turn has nothing to resume, and a refusal is the
+//     model's answer. A missing or unknown reason is toolUse when the message has tool calls,
+//     stop otherwise.
+//   - Usage: input_tokens, output_tokens, cache_read_input_tokens and
+//     cache_creation_input_tokens map to Input, Output, CacheRead and CacheWrite; each value of
+//     message_delta overrides message_start's. A stream without usage reports zero usage.
+//     Costs come from [Config.Pricing]. Failed messages keep the usage received so far.
+//
+// # Errors
+//
+//   - An HTTP error status becomes [llm.StatusError] with the text "type: message" of the API's
+//     error body (or the raw body) and the wait of retry-after-ms or retry-after (seconds or an
+//     HTTP date).
+//   - A mid-stream error event is classified by its type as the API would answer it over HTTP
+//     (overloaded_error as 529: retryable [llm.KindOverloaded]; api_error and unknown types as
+//     500: retryable server errors; rate_limit_error as 429; invalid_request_error as 400, so a
+//     "prompt is too long" becomes [llm.KindContext]), with Status left 0.
+//   - A failed connection, a read error of the body, or a body that ends before message_stop
+//     is [llm.TransportError]: a retryable network error, or an abort when the caller's
+//     context was cancelled. An event that cannot be decoded, or a delta for a block that was
+//     never started, is a [llm.KindProtocol] error.
+//   - The API key never appears in an error message: should a server echo it, it is replaced
+//     by "[redacted]". A panic inside Stream is recovered as a protocol error, as a last resort.
+package anthropic
