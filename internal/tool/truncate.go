@@ -75,15 +75,26 @@ func fits(lines []string, body string, maxLines, maxBytes int) bool {
 func TruncateHead(text string, maxLines, maxBytes int) Truncation {
 	maxLines, maxBytes = max(maxLines, 1), max(maxBytes, 1)
 	lines, body, _ := splitBody(text)
-	t := Truncation{TotalLines: len(lines), TotalBytes: len(text), MaxLines: maxLines, MaxBytes: maxBytes}
 	if fits(lines, body, maxLines, maxBytes) {
-		t.Content, t.OutputLines, t.OutputBytes = text, len(lines), len(text)
-		return t
+		return Truncation{Content: text, TotalLines: len(lines), TotalBytes: len(text),
+			OutputLines: len(lines), OutputBytes: len(text), MaxLines: maxLines, MaxBytes: maxBytes}
 	}
-	t.Truncated = true
-	if len(lines[0]) > maxBytes {
-		t.By, t.FirstLineExceedsLimit = TruncatedByBytes, true
-		return t
+	t := TruncateHeadLines(lines, maxLines, maxBytes)
+	t.TotalBytes = len(text)
+	return t
+}
+
+// TruncateHeadLines is [TruncateHead] for text already split into lines (without their
+// newlines), for callers whose line boundaries are known, such as a range of a file. Content
+// is the kept lines joined by "\n"; TotalBytes counts the lines and the newlines between them.
+func TruncateHeadLines(lines []string, maxLines, maxBytes int) Truncation {
+	maxLines, maxBytes = max(maxLines, 1), max(maxBytes, 1)
+	t := Truncation{TotalLines: len(lines), MaxLines: maxLines, MaxBytes: maxBytes}
+	for i, line := range lines {
+		t.TotalBytes += len(line)
+		if i > 0 {
+			t.TotalBytes++
+		}
 	}
 	used, kept := 0, 0
 	for i, line := range lines {
@@ -97,12 +108,14 @@ func TruncateHead(text string, maxLines, maxBytes int) Truncation {
 		}
 		if used+cost > maxBytes {
 			t.By = TruncatedByBytes
+			t.FirstLineExceedsLimit = kept == 0
 			break
 		}
 		used += cost
 		kept++
 	}
-	t.Content = body[:used]
+	t.Truncated = t.By != ""
+	t.Content = strings.Join(lines[:kept], "\n")
 	t.OutputLines, t.OutputBytes = kept, used
 	return t
 }

@@ -144,3 +144,22 @@ func TestFormatSize(t *testing.T) {
 		}
 	}
 }
+
+func TestTruncateHeadLines(t *testing.T) {
+	// A final empty line is a line here (unlike text ending in "\n" for TruncateHead).
+	lines := []string{"a", "b", ""}
+	got := TruncateHeadLines(lines, 2, 100)
+	want := Truncation{Content: "a\nb", Truncated: true, By: TruncatedByLines, TotalLines: 3, TotalBytes: 4, OutputLines: 2, OutputBytes: 3, MaxLines: 2, MaxBytes: 100}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if got := TruncateHeadLines(lines, 3, 4); got.Truncated || got.Content != "a\nb\n" {
+		t.Errorf("fits: %+v", got)
+	}
+	if got := TruncateHeadLines(nil, 3, 4); got.Truncated || got.Content != "" || got.TotalLines != 0 {
+		t.Errorf("nil: %+v", got)
+	}
+	if got := TruncateHeadLines([]string{"toolong"}, 3, 4); !got.FirstLineExceedsLimit || got.Content != "" {
+		t.Errorf("long first: %+v", got)
+	}
+}

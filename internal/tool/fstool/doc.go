@@ -1,0 +1,34 @@
+// Package fstool provides the built-in file tools: read, write, edit, ls and find. Each is
+// built on a [tool.Workspace] (Read(ws), Write(ws), Edit(ws), Ls(ws), Find(ws); All(ws) for
+// the five) and reaches files only through its [os.Root], so no path leaves the workspace:
+// "../x" and absolute paths outside it are refused by [tool.Workspace.Rel], and a symbolic link
+// (to a file or a directory) that leads outside is refused by the root. Those refusals wrap
+// [tool.ErrOutsideWorkspace]. Absolute paths inside the workspace are accepted; a leading "@"
+// is dropped, special spaces become plain spaces and "~" is expanded (then checked like any
+// absolute path).
+//
+// Arguments reach Run already validated against the tool's schema (see [tool.Validate]);
+// edit also implements [tool.Preparer] to accept two older argument shapes.
+//
+// Output limits are [tool.MaxLines] lines and [tool.MaxBytes] bytes. read keeps the head of a
+// file without cutting a line; ls and find cut their lists at a count limit and at the byte
+// limit. Every cut is announced at the end of the text with a notice that tells the model how
+// to get the rest, and described in the result's Details (ReadDetails, LsDetails, FindDetails).
+//
+// Concurrency: the tools are safe for concurrent use and none is Sequential. write and edit
+// hold a per-path lock (keyed by the absolute path, shared by all tools of this package in the
+// process) while they read-modify-write, so mutations of one file are serialized while
+// different files are changed in parallel; a read running during a write may see either
+// content. Replay: read, ls and find are ReplaySafe; write and edit are ReplayNever.
+//
+// Errors returned by Run are messages for the model: they say what went wrong and what to do
+// instead (the edit messages follow the reference wording, e.g. "Could not find the exact text
+// in <path>...", "Found 2 occurrences of the text in <path>...").
+package fstool
+
+import "github.com/reinhq/rein/internal/tool"
+
+// All returns the five file tools in the order read, write, edit, ls, find.
+func All(ws *tool.Workspace) []tool.Tool {
+	return []tool.Tool{Read(ws), Write(ws), Edit(ws), Ls(ws), Find(ws)}
+}

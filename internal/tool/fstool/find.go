@@ -1,0 +1,265 @@
+package fstool
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/reinhq/rein/internal/tool"
+)
+
+// DefaultFindLimit is the number of results find returns when no limit is given.
+const DefaultFindLimit = 1000
+
+type findArgs struct {
+	Pattern string `json:"pattern" jsonschema:"Glob pattern, e.g. '*.go', '**/*_test.go' or 'src/**/*.ts'. Without a '/', it is matched against file names at any depth; with one, against paths relative to the search directory"`
+	Path    string `json:"path,omitempty" jsonschema:"Directory to search, relative to the workspace (default: the workspace root)"`
+	Limit   *int   `json:"limit,omitempty" jsonschema:"Maximum number of results (default 1000)"`
+}
+
+// FindDetails is the Details of a find result.
+type FindDetails struct {
+	// ResultLimitReached is the limit that cut the results, if one did.
+	ResultLimitReached int `json:"resultLimitReached,omitempty"`
+	// Truncation is set when the output was cut at the byte limit.
+	Truncation *tool.Truncation `json:"truncation,omitempty"`
+	// Source is "git" when the candidates came from git ls-files (so .gitignore applied),
+	// "walk" when from a directory walk.
+	Source string `json:"source"`
+}
+
+type findTool struct{ ws *tool.Workspace }
+
+// Find returns the find tool: paths under a directory matching a glob pattern (with "**",
+// github.com/bmatcuk/doublestar syntax), relative to that directory, sorted, directories with
+// a trailing "/". A pattern without "/" is matched against the last path element, one with
+// "/" against the whole relative path. Hidden files are included.
+//
+// Inside a git work tree the candidates are `git ls-files -co --exclude-standard -z` (tracked
+// and untracked files, .gitignore and the other standard excludes applied; tracked files
+// deleted from disk are dropped) plus their parent directories. Outside one, or when git is
+// unavailable, a walk of the directory that skips .git and does not follow symbolic links.
+// git runs with core.fsmonitor off and without inherited GIT_DIR-like variables. At most limit
+// results (default [DefaultFindLimit]) and [tool.MaxBytes] of output. Replay: safe.
+func Find(ws *tool.Workspace) tool.Tool { return &findTool{ws: ws} }
+
+var findSchema = tool.MustSchemaFor[findArgs](func(s *jsonschema.Schema) {
+	s.Properties["limit"].Minimum = jsonschema.Ptr(1.0)
+	s.Properties["pattern"].MinLength = jsonschema.Ptr(1)
+})
+
+func (t *findTool) Spec() tool.Spec {
+	return tool.Spec{
+		Name: "find",
+		Description: fmt.Sprintf("Find files and directories by glob pattern, e.g. '*.go' (any depth), '**/*_test.go' or 'cmd/**/main.go'. "+
+			"Results are paths relative to the searched directory, sorted, directories ending in '/'. "+
+			"Files ignored by .gitignore are skipped. Returns at most %d results unless limit says otherwise.", DefaultFindLimit),
+		Snippet: "Find files by glob pattern (respects .gitignore)",
+		Schema:  findSchema,
+		Replay:  tool.ReplaySafe,
+	}
+}
+
+func (t *findTool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
+	var a findArgs
+	if err := json.Unmarshal(call.Args, &a); err != nil {
+		return tool.Result{}, err
+	}
+	pattern := strings.TrimPrefix(strings.TrimSpace(a.Pattern), "./")
+	if !doublestar.ValidatePattern(pattern) {
+		return tool.Result{}, fmt.Errorf("invalid glob pattern %q (check brackets and braces)", a.Pattern)
+	}
+	shown := a.Path
+	if shown == "" {
+		shown = "."
+	}
+	rel, err := resolve(t.ws, a.Path)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	st, err := t.ws.Root.Stat(rel)
+	if err != nil {
+		return tool.Result{}, fsError(shown, err)
+	}
+	if !st.IsDir() {
+		return tool.Result{}, fmt.Errorf("Not a directory: %s", shown)
+	}
+	limit := DefaultFindLimit
+	if a.Limit != nil {
+		limit = *a.Limit
+	}
+
+	details := FindDetails{Source: "git"}
+	files, dirs, err := gitFiles(ctx, filepath.Join(t.ws.Dir, rel))
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.Result{}, ctx.Err()
+		}
+		details.Source = "walk"
+		files, dirs, err = walkFiles(ctx, t.ws, rel)
+		if err != nil {
+			return tool.Result{}, err
+		}
+	}
+
+	withSlash := strings.Contains(pattern, "/")
+	match := func(p string) bool {
+		if withSlash {
+			return doublestar.MatchUnvalidated(pattern, p)
+		}
+		return doublestar.MatchUnvalidated(pattern, path.Base(p))
+	}
+	var results []string
+	for _, f := range files {
+		if match(f) {
+			if details.Source == "git" {
+				// Tracked files deleted from the work tree are still in the index.
+				if _, err := t.ws.Root.Lstat(filepath.Join(rel, filepath.FromSlash(f))); err != nil {
+					continue
+				}
+			}
+			results = append(results, f)
+		}
+	}
+	for _, d := range dirs {
+		if match(d) {
+			results = append(results, d+"/")
+		}
+	}
+	if len(results) == 0 {
+		return tool.TextResult("No files found matching pattern"), nil
+	}
+	sort.Strings(results)
+	if len(results) > limit {
+		results = results[:limit]
+		details.ResultLimitReached = limit
+	}
+	tr := tool.TruncateHeadLines(results, len(results), tool.MaxBytes)
+	text := tr.Content
+	var notices []string
+	if details.ResultLimitReached > 0 {
+		notices = append(notices, fmt.Sprintf("%d results limit reached. Use limit=%d for more, or refine pattern", limit, limit*2))
+	}
+	if tr.Truncated {
+		details.Truncation = &tr
+		notices = append(notices, fmt.Sprintf("%s limit reached", tool.FormatSize(tool.MaxBytes)))
+	}
+	if len(notices) > 0 {
+		text += "\n\n[" + strings.Join(notices, ". ") + "]"
+	}
+	res := tool.TextResult(text)
+	res.Details = details
+	return res, nil
+}
+
+// gitEnvDrop lists variables that would point git at another repository or index.
+var gitEnvDrop = []string{"GIT_DIR=", "GIT_WORK_TREE=", "GIT_INDEX_FILE=", "GIT_OBJECT_DIRECTORY=",
+	"GIT_ALTERNATE_OBJECT_DIRECTORIES=", "GIT_COMMON_DIR=", "GIT_NAMESPACE=", "GIT_CEILING_DIRECTORIES=",
+	"GIT_DISCOVERY_ACROSS_FILESYSTEM="}
+
+// gitFiles lists the files under dir that git does not ignore, as slash paths relative to
+// dir, and the directories that contain them. It fails when dir is not in a git work tree.
+func gitFiles(ctx context.Context, dir string) (files, dirs []string, err error) {
+	cmd := exec.CommandContext(ctx, "git", "-c", "core.fsmonitor=false", "-c", "core.quotePath=false",
+		"ls-files", "-co", "--exclude-standard", "-z")
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !slicesHasPrefix(gitEnvDrop, kv) {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	seenFile := map[string]bool{}
+	seenDir := map[string]bool{}
+	br := bufio.NewReader(out)
+	for {
+		name, rerr := br.ReadString(0)
+		name = strings.TrimSuffix(name, "\x00")
+		if name != "" && !seenFile[name] {
+			seenFile[name] = true
+			files = append(files, name)
+			for d := path.Dir(name); d != "." && !seenDir[d]; d = path.Dir(d) {
+				seenDir[d] = true
+				dirs = append(dirs, d)
+			}
+		}
+		if rerr != nil {
+			break
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		return nil, nil, fmt.Errorf("git ls-files: %w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return files, dirs, nil
+}
+
+func slicesHasPrefix(prefixes []string, s string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// walkFiles lists the files and directories under rel through the workspace root, skipping
+// .git directories, as slash paths relative to rel.
+func walkFiles(ctx context.Context, ws *tool.Workspace, rel string) (files, dirs []string, err error) {
+	root := filepath.ToSlash(rel)
+	n := 0
+	err = fs.WalkDir(ws.Root.FS(), root, func(p string, d fs.DirEntry, err error) error {
+		if n++; n%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			if p == root {
+				return err
+			}
+			return nil // unreadable entry: skip it
+		}
+		if p == root {
+			return nil
+		}
+		r := strings.TrimPrefix(p, root+"/")
+		if root == "." {
+			r = p
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return fs.SkipDir
+			}
+			dirs = append(dirs, r)
+			return nil
+		}
+		files = append(files, r)
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, ctx.Err()) && ctx.Err() != nil {
+			return nil, nil, err
+		}
+		return nil, nil, fsError(rel, err)
+	}
+	return files, dirs, nil
+}

@@ -1,0 +1,90 @@
+package fstool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"syscall"
+
+	"github.com/reinhq/rein/internal/tool"
+)
+
+type writeArgs struct {
+	Path    string `json:"path" jsonschema:"Path of the file to write, relative to the workspace (or absolute inside it)"`
+	Content string `json:"content" jsonschema:"The complete new content of the file"`
+}
+
+// WriteDetails is the Details of a write result.
+type WriteDetails struct {
+	// Path is the file's path relative to the workspace.
+	Path  string `json:"path"`
+	Bytes int    `json:"bytes"`
+	// Created is true when the file did not exist before.
+	Created bool `json:"created"`
+}
+
+type writeTool struct{ ws *tool.Workspace }
+
+// Write returns the write tool: it creates or overwrites a file with the given content,
+// creating missing parent directories inside the workspace. An existing file is rewritten in
+// place (its mode and links are kept). Writes and edits of the same path are serialized.
+// Replay: never.
+func Write(ws *tool.Workspace) tool.Tool { return &writeTool{ws: ws} }
+
+var writeSchema = tool.MustSchemaFor[writeArgs]()
+
+func (t *writeTool) Spec() tool.Spec {
+	return tool.Spec{
+		Name: "write",
+		Description: "Write content to a file, creating it if it does not exist and replacing it entirely if it does. " +
+			"Missing parent directories are created. Use it for new files or complete rewrites; to change part of a file, use edit.",
+		Snippet: "Create or overwrite a file",
+		Schema:  writeSchema,
+		Replay:  tool.ReplayNever,
+	}
+}
+
+func (t *writeTool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
+	var a writeArgs
+	if err := json.Unmarshal(call.Args, &a); err != nil {
+		return tool.Result{}, err
+	}
+	rel, err := resolve(t.ws, a.Path)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	if rel == "." {
+		return tool.Result{}, fmt.Errorf("%q is the workspace directory itself; give a file path", a.Path)
+	}
+	unlock, err := lockPath(ctx, lockKey(t.ws, rel))
+	if err != nil {
+		return tool.Result{}, err
+	}
+	defer unlock()
+
+	created := false
+	if st, err := t.ws.Root.Stat(rel); err == nil {
+		if st.IsDir() {
+			return tool.Result{}, fmt.Errorf("%s is a directory; give a file path", a.Path)
+		}
+	} else if errors.Is(err, fs.ErrNotExist) {
+		created = true
+	}
+	if dir := filepath.Dir(rel); dir != "." {
+		if err := t.ws.Root.MkdirAll(dir, 0o755); err != nil {
+			if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ENOTDIR) {
+				return tool.Result{}, fmt.Errorf("%s: cannot create directory %s: a component of the path is a file, not a directory", a.Path, filepath.ToSlash(dir))
+			}
+			return tool.Result{}, fsError(a.Path, err)
+		}
+	}
+	if err := t.ws.Root.WriteFile(rel, []byte(a.Content), 0o644); err != nil {
+		return tool.Result{}, fsError(a.Path, err)
+	}
+	res := tool.TextResult(fmt.Sprintf("Successfully wrote %d bytes to %s", len(a.Content), a.Path))
+	res.Details = WriteDetails{Path: rel, Bytes: len(a.Content), Created: created}
+	return res, nil
+}
