@@ -4,10 +4,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxJSONDepth bounds nesting in tool arguments.
 const maxJSONDepth = 256
+
+// DecodeStrict parses text as exactly one JSON value with the strictness of [Validate]:
+// valid UTF-8, no duplicate keys at any depth, nothing but whitespace after the value. Objects
+// decode to map[string]any, arrays to []any and numbers to [json.Number]. Error messages
+// start with the path of the offending value ("(root)", "edits[0].oldText").
+func DecodeStrict(text string) (any, error) {
+	if !utf8.ValidString(text) {
+		return nil, fmt.Errorf("(root): not valid UTF-8")
+	}
+	p := &parser{s: text}
+	return p.parse()
+}
 
 // parser is a strict JSON parser for tool arguments. Unlike encoding/json it refuses duplicate
 // keys (at any depth) and anything after the first value, and it reports where the problem is.
@@ -27,7 +40,7 @@ func (p *parser) parse() (any, error) {
 	}
 	p.space()
 	if p.pos < len(p.s) {
-		return nil, fmt.Errorf("(root): unexpected data after the JSON object at offset %d: %s", p.pos, p.near())
+		return nil, fmt.Errorf("(root): unexpected data after the JSON value at offset %d: %s", p.pos, p.near())
 	}
 	return v, nil
 }

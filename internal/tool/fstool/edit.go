@@ -82,11 +82,9 @@ func (t *editTool) Spec() tool.Spec {
 func (t *editTool) PrepareArgs(args map[string]any) (bool, error) {
 	changed := false
 	if s, ok := args["edits"].(string); ok {
-		dec := json.NewDecoder(strings.NewReader(s))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err != nil || dec.More() {
-			return false, fmt.Errorf("edits was sent as a string that is not a JSON array of {oldText, newText} objects; send it as an array")
+		v, err := tool.DecodeStrict(strings.TrimSpace(s))
+		if err != nil {
+			return false, fmt.Errorf("edits was sent as a string that is not a JSON array of {oldText, newText} objects (%v); send it as an array", err)
 		}
 		args["edits"] = v
 		changed = true
@@ -143,6 +141,12 @@ func (t *editTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	}
 	defer unlock()
 
+	if err := checkFile(t.ws, rel, a.Path); err != nil {
+		if errors.Is(err, errNotFound) {
+			return tool.Result{}, fmt.Errorf("Could not edit file: %s. Error code: ENOENT. Use write to create a new file.", a.Path)
+		}
+		return tool.Result{}, err
+	}
 	raw, err := t.ws.Root.ReadFile(rel)
 	if err != nil {
 		return tool.Result{}, editFileError(a.Path, err)

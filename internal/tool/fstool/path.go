@@ -111,3 +111,19 @@ func lockPath(ctx context.Context, key string) (func(), error) {
 }
 
 func lockKey(ws *tool.Workspace, rel string) string { return filepath.Join(ws.Dir, rel) }
+
+// checkFile fails unless rel names a regular file (following symbolic links inside the
+// workspace): opening a FIFO or device would block or never end.
+func checkFile(ws *tool.Workspace, rel, shown string) error {
+	st, err := ws.Root.Stat(rel)
+	if err != nil {
+		return fsError(shown, err)
+	}
+	if st.IsDir() {
+		return fmt.Errorf("%s is a directory; use ls to list it", shown)
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (%s); the file tools only handle regular files", shown, st.Mode().Type())
+	}
+	return nil
+}

@@ -73,6 +73,9 @@ func (t *readTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	if err != nil {
 		return tool.Result{}, err
 	}
+	if err := checkFile(t.ws, rel, a.Path); err != nil {
+		return tool.Result{}, err
+	}
 	f, err := t.ws.Root.Open(rel)
 	if err != nil {
 		return tool.Result{}, fsError(a.Path, err)
@@ -81,9 +84,6 @@ func (t *readTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	st, err := f.Stat()
 	if err != nil {
 		return tool.Result{}, fsError(a.Path, err)
-	}
-	if st.IsDir() {
-		return tool.Result{}, fmt.Errorf("%s is a directory; use ls to list it", a.Path)
 	}
 	head := make([]byte, sniffLen)
 	n, err := io.ReadFull(f, head)

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/reinhq/rein/internal/llm"
@@ -144,5 +146,27 @@ func TestReadSchema(t *testing.T) {
 	_, err := tool.ValidateCall(Read(nil), `{"path":"a","offset":0}`)
 	if err == nil || !strings.Contains(err.Error(), "offset: must be >= 1; got 0") {
 		t.Errorf("offset 0: %v", err)
+	}
+}
+
+func TestNonRegularFilesRefused(t *testing.T) {
+	ws := newWS(t)
+	if err := syscall.Mkfifo(filepath.Join(ws.Dir, "pipe"), 0o644); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	for _, tl := range []tool.Tool{Read(ws), Write(ws), Edit(ws)} {
+		args := map[string]any{"path": "pipe", "content": "x", "edits": []any{map[string]any{"oldText": "a", "newText": "b"}}}
+		switch tl.Spec().Name {
+		case "read":
+			delete(args, "content")
+			delete(args, "edits")
+		case "write":
+			delete(args, "edits")
+		case "edit":
+			delete(args, "content")
+		}
+		if got := errText(t, tl, args); !strings.Contains(got, "pipe is not a regular file") {
+			t.Errorf("%s: %q", tl.Spec().Name, got)
+		}
 	}
 }

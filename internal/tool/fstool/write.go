@@ -70,6 +70,9 @@ func (t *writeTool) Run(ctx context.Context, call tool.Call) (tool.Result, error
 		if st.IsDir() {
 			return tool.Result{}, fmt.Errorf("%s is a directory; give a file path", a.Path)
 		}
+		if !st.Mode().IsRegular() {
+			return tool.Result{}, fmt.Errorf("%s is not a regular file (%s); the file tools only handle regular files", a.Path, st.Mode().Type())
+		}
 	} else if errors.Is(err, fs.ErrNotExist) {
 		created = true
 	}
