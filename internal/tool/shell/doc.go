@@ -1,0 +1,31 @@
+// Package shell provides the bash tool: run one shell command in the workspace directory and
+// return its output.
+//
+// Contract:
+//
+//   - The command runs as `<shell> -c <command>` with the workspace directory as working
+//     directory and stdin connected to /dev/null. The shell is [Options.Shell] when set, else
+//     /bin/bash, else bash on PATH, else sh.
+//   - The shell leads its own process group. A timeout or the cancellation of the Run context
+//     sends SIGKILL to the whole group, so background children and grandchildren die with it.
+//     Processes that leave the group (setsid) survive; once the shell has exited, Run waits at
+//     most a short grace period ([Options.WaitDelay]) for the output pipe to close, so a
+//     survivor holding the pipe cannot make Run hang. A command that exits normally leaves
+//     background processes it started running.
+//   - stdout and stderr share one pipe, so their output is kept in arrival order.
+//   - There is no default timeout unless [Options.DefaultTimeout] is set; a per-call timeout is
+//     a number of seconds, > 0 and ≤ [MaxTimeoutSeconds].
+//   - Output keeps a rolling tail. When it exceeds [tool.MaxLines] lines or [tool.MaxBytes]
+//     bytes, the full output is written to a temporary file (rein-bash-*.log in
+//     [Options.TempDir]) that the caller owns and the tool never deletes, and the result holds
+//     the tail with a notice naming the file.
+//   - A non-zero exit, a timeout and an abort are error results (IsError) that still carry the
+//     output, followed by "Command exited with code N", "Command timed out after N seconds" or
+//     "Command aborted". Only a failure to start the shell is a Go error.
+//   - Partial output is reported through [tool.Call.Update] at most every 100 ms, each update
+//     holding the accumulated (tail-truncated) output so far; no update is sent after Run
+//     returns, and updates never overlap.
+//   - The environment is inherited, minus variables whose names look like secrets
+//     ([DefaultSecretEnv], configurable through [Options.StripEnv]).
+//   - Replay is never: a command may have side effects.
+package shell

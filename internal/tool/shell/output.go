@@ -1,0 +1,189 @@
+package shell
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/reinhq/rein/internal/tool"
+)
+
+const noOutput = "(no output)"
+
+// output accumulates a command's merged output. Until the output exceeds the limits it keeps
+// all of it; from then on it writes everything to a spill file and keeps a rolling tail of at
+// least 2 × [tool.MaxBytes], enough for [tool.TruncateTail] to cut exactly.
+type output struct {
+	mu      sync.Mutex
+	tempDir string
+	update  func(tool.Result)
+
+	buf      []byte // everything, or the rolling tail once spilled
+	total    int    // bytes seen
+	newlines int    // '\n' seen
+	lineLen  int    // bytes of the line in progress (after the last '\n')
+	prevLen  int    // bytes of the last completed line
+
+	file     *os.File
+	path     string
+	spillErr error
+
+	lastUpdate time.Time
+}
+
+func newOutput(tempDir string, update func(tool.Result)) *output {
+	return &output{tempDir: tempDir, update: update}
+}
+
+// Write is called by exec's copying goroutine, one call at a time.
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.total += len(p)
+	if i := bytes.LastIndexByte(p, '\n'); i >= 0 {
+		n := bytes.Count(p, []byte{'\n'})
+		o.newlines += n
+		if n == 1 {
+			o.prevLen = o.lineLen + i
+		} else {
+			j := bytes.LastIndexByte(p[:i], '\n')
+			o.prevLen = i - j - 1
+		}
+		o.lineLen = len(p) - i - 1
+	} else {
+		o.lineLen += len(p)
+	}
+	o.buf = append(o.buf, p...)
+	if o.file == nil && o.spillErr == nil && o.exceeds() {
+		o.spill()
+	} else if o.file != nil {
+		if _, err := o.file.Write(p); err != nil {
+			o.spillErr = err
+			o.file.Close()
+			os.Remove(o.path)
+			o.file, o.path = nil, ""
+		}
+	}
+	if (o.file != nil || o.spillErr != nil) && len(o.buf) > 4*tool.MaxBytes {
+		o.buf = append(o.buf[:0], o.buf[len(o.buf)-2*tool.MaxBytes:]...)
+	}
+	if o.update != nil && time.Since(o.lastUpdate) >= updateEvery {
+		o.lastUpdate = time.Now()
+		text, d := o.snapshot()
+		o.update(tool.Result{Content: tool.TextResult(text).Content, Details: d})
+	}
+	return len(p), nil
+}
+
+// lines counts lines under the rule of [tool.Truncation]: a final "\n" ends the last line.
+func (o *output) lines() int {
+	if o.lineLen > 0 {
+		return o.newlines + 1
+	}
+	return o.newlines
+}
+
+func (o *output) exceeds() bool {
+	body := o.total
+	if o.lineLen == 0 && o.total > 0 {
+		body-- // the final newline does not count
+	}
+	return o.lines() > tool.MaxLines || body > tool.MaxBytes
+}
+
+func (o *output) spill() {
+	f, err := os.CreateTemp(o.tempDir, "rein-bash-*.log")
+	if err != nil {
+		o.spillErr = err
+		return
+	}
+	if _, err := f.Write(o.buf); err != nil {
+		o.spillErr = err
+		f.Close()
+		os.Remove(f.Name())
+		return
+	}
+	o.file, o.path = f, f.Name()
+}
+
+// snapshot renders the output so far: the tail that fits the limits plus, when something was
+// cut, a notice.
+func (o *output) snapshot() (string, *Details) {
+	d := &Details{}
+	tr := tool.TruncateTail(string(o.buf), tool.MaxLines, tool.MaxBytes)
+	text := strings.TrimRight(tr.Content, "\n")
+	whole := len(o.buf) == o.total
+	if !tr.Truncated && whole {
+		if text == "" {
+			text = noOutput
+		}
+		return text, d
+	}
+	// Counts come from the whole output, not the kept buffer.
+	tr.TotalLines, tr.TotalBytes = o.lines(), o.total
+	tr.Truncated = true
+	if tr.By == "" {
+		tr.By = tool.TruncatedByBytes
+	}
+	d.Truncation = &tr
+	d.FullOutputPath = o.path
+	where := ""
+	if o.path != "" {
+		where = " Full output: " + o.path
+	} else if o.spillErr != nil {
+		where = " Full output unavailable: " + o.spillErr.Error()
+	}
+	end := tr.TotalLines
+	start := end - tr.OutputLines + 1
+	var notice string
+	switch {
+	case tr.LastLinePartial:
+		last := o.lineLen
+		if last == 0 {
+			last = o.prevLen
+		}
+		notice = fmt.Sprintf("[Showing last %s of line %d (line is %s).%s]", tool.FormatSize(len(strings.TrimRight(tr.Content, "\n"))), end, tool.FormatSize(last), where)
+	case tr.By == tool.TruncatedByLines:
+		notice = fmt.Sprintf("[Showing lines %d-%d of %d.%s]", start, end, end, where)
+	default:
+		notice = fmt.Sprintf("[Showing lines %d-%d of %d (%s limit).%s]", start, end, end, tool.FormatSize(tool.MaxBytes), where)
+	}
+	if text == "" {
+		return notice, d
+	}
+	return text + "\n\n" + notice, d
+}
+
+// result returns the final text and details. It must be called after the command's output is
+// complete (cmd.Wait returned).
+func (o *output) result() (string, *Details) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.file != nil {
+		if err := o.file.Close(); err != nil && o.spillErr == nil {
+			o.spillErr = err
+		}
+		o.file = nil
+		if len(o.buf) == o.total && !o.exceeds() {
+			// Spilled on a boundary the final cut does not need (a trailing newline).
+			os.Remove(o.path)
+			o.path = ""
+		}
+	}
+	o.update = nil
+	return o.snapshot()
+}
+
+// close releases the spill file if result was never called.
+func (o *output) close() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.file != nil {
+		o.file.Close()
+		o.file = nil
+	}
+	o.update = nil
+}

@@ -1,0 +1,263 @@
+package shell
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/reinhq/rein/internal/tool"
+)
+
+// MaxTimeoutSeconds is the largest timeout a call may ask for (the largest whole number of
+// seconds a 32-bit millisecond timer holds).
+const MaxTimeoutSeconds = 2147483
+
+// DefaultSecretEnv lists the environment variable names removed from the command's
+// environment when [Options.StripEnv] is nil. Patterns use [path.Match] syntax and are matched
+// against the upper-cased name.
+var DefaultSecretEnv = []string{
+	"ANTHROPIC_API_KEY",
+	"OPENAI_API_KEY",
+	"*_API_KEY",
+	"*_TOKEN",
+	"*_SECRET",
+	"*_SECRET_KEY",
+	"*_SECRET_ACCESS_KEY",
+}
+
+// defaultWaitDelay bounds how long Run waits for the output pipe to close after the shell
+// exited or was killed.
+const defaultWaitDelay = time.Second
+
+// updateEvery throttles partial results.
+const updateEvery = 100 * time.Millisecond
+
+// Options configure the bash tool. The zero value is usable.
+type Options struct {
+	// Shell is the shell binary; empty picks /bin/bash, else bash on PATH, else sh.
+	Shell string
+	// DefaultTimeout applies to calls that give no timeout; zero means none.
+	DefaultTimeout time.Duration
+	// Env is the base environment; nil means os.Environ().
+	Env []string
+	// StripEnv lists name patterns ([path.Match] syntax, matched against the upper-cased name)
+	// removed from the environment; nil means [DefaultSecretEnv], an empty non-nil slice
+	// removes nothing.
+	StripEnv []string
+	// TempDir is where oversized output is spilled; empty means [os.TempDir].
+	TempDir string
+	// WaitDelay bounds the wait for the output pipe after the shell ends; zero means one second.
+	WaitDelay time.Duration
+}
+
+// Bash is the bash tool. It is safe for concurrent use.
+type Bash struct {
+	dir  string
+	opts Options
+}
+
+// New returns the bash tool running commands in dir.
+func New(dir string, opts Options) *Bash {
+	if opts.Shell == "" {
+		opts.Shell = findShell()
+	}
+	if opts.StripEnv == nil {
+		opts.StripEnv = DefaultSecretEnv
+	}
+	if opts.WaitDelay <= 0 {
+		opts.WaitDelay = defaultWaitDelay
+	}
+	return &Bash{dir: dir, opts: opts}
+}
+
+func findShell() string {
+	if fi, err := os.Stat("/bin/bash"); err == nil && !fi.IsDir() {
+		return "/bin/bash"
+	}
+	if p, err := exec.LookPath("bash"); err == nil {
+		return p
+	}
+	if p, err := exec.LookPath("sh"); err == nil {
+		return p
+	}
+	return "sh"
+}
+
+const schema = `{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "description": "Bash command to execute"},
+    "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 2147483, "description": "Timeout in seconds (optional, no default timeout)"}
+  },
+  "required": ["command"],
+  "additionalProperties": false
+}`
+
+// Spec describes the tool.
+func (b *Bash) Spec() tool.Spec {
+	return tool.Spec{
+		Name: "bash",
+		Description: fmt.Sprintf("Execute a bash command in the current working directory. Returns stdout and stderr "+
+			"merged. Output is truncated to the last %d lines or %s (whichever is hit first); if truncated, "+
+			"the full output is saved to a temp file. Optionally provide a timeout in seconds.",
+			tool.MaxLines, tool.FormatSize(tool.MaxBytes)),
+		Snippet:    "Execute bash commands (ls, grep, find, etc.)",
+		Schema:     json.RawMessage(schema),
+		Sequential: false,
+		Replay:     tool.ReplayNever,
+	}
+}
+
+type args struct {
+	Command string   `json:"command"`
+	Timeout *float64 `json:"timeout"`
+}
+
+// Details is the structured outcome placed in [tool.Result.Details].
+type Details struct {
+	// ExitCode is the shell's exit status; nil when it was killed or did not exit normally.
+	ExitCode *int `json:"exitCode,omitempty"`
+	// Signal names the signal that ended the shell when it was not one Run sent.
+	Signal   string `json:"signal,omitempty"`
+	TimedOut bool   `json:"timedOut,omitempty"`
+	Aborted  bool   `json:"aborted,omitempty"`
+	// Truncation describes how the returned output was cut (tail kept); nil when it was not.
+	Truncation *tool.Truncation `json:"truncation,omitempty"`
+	// FullOutputPath is the file holding the whole output when it was truncated.
+	FullOutputPath string `json:"fullOutputPath,omitempty"`
+}
+
+// Run executes the command.
+func (b *Bash) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
+	var a args
+	if err := json.Unmarshal(call.Args, &a); err != nil {
+		return tool.Result{}, fmt.Errorf("invalid arguments: %w", err)
+	}
+	timeout := b.opts.DefaultTimeout
+	timeoutText := strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64)
+	if a.Timeout != nil {
+		t := *a.Timeout
+		if math.IsNaN(t) || math.IsInf(t, 0) || t <= 0 || t > MaxTimeoutSeconds {
+			return tool.Result{}, fmt.Errorf("invalid timeout %v: give a number of seconds greater than 0 and at most %d, or omit it", t, MaxTimeoutSeconds)
+		}
+		timeout = time.Duration(t * float64(time.Second))
+		timeoutText = strconv.FormatFloat(t, 'f', -1, 64)
+	}
+	if fi, err := os.Stat(b.dir); err != nil || !fi.IsDir() {
+		return tool.Result{}, fmt.Errorf("working directory %s does not exist or is not a directory", b.dir)
+	}
+
+	if ctx.Err() != nil {
+		return tool.Result{Content: tool.TextResult("Command aborted").Content, Details: &Details{Aborted: true}, IsError: true}, nil
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if timeout > 0 {
+		runCtx, cancel = context.WithTimeout(runCtx, timeout)
+		defer cancel()
+	}
+
+	out := newOutput(b.opts.TempDir, call.Update)
+	defer out.close()
+
+	cmd := exec.CommandContext(runCtx, b.opts.Shell, "-c", a.Command)
+	cmd.Dir = b.dir
+	cmd.Env = filterEnv(b.opts.Env, b.opts.StripEnv)
+	cmd.Stdin = nil // /dev/null
+	// The same comparable writer for both streams: exec gives them one pipe, so the output
+	// keeps its arrival order.
+	cmd.Stdout = out
+	cmd.Stderr = out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var killed atomic.Bool
+	cmd.Cancel = func() error {
+		killed.Store(true)
+		// The shell leads its group (Setpgid with Pgid 0), so -pid names the group.
+		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return err
+		}
+		return nil
+	}
+	cmd.WaitDelay = b.opts.WaitDelay
+
+	if err := cmd.Start(); err != nil {
+		return tool.Result{}, fmt.Errorf("start shell %s: %w", b.opts.Shell, err)
+	}
+	waitErr := cmd.Wait()
+
+	text, d := out.result()
+	var trailer string
+	switch {
+	case killed.Load() && ctx.Err() != nil:
+		d.Aborted = true
+		trailer = "Command aborted"
+	case killed.Load():
+		d.TimedOut = true
+		trailer = fmt.Sprintf("Command timed out after %s seconds", timeoutText)
+	default:
+		var ee *exec.ExitError
+		switch {
+		case waitErr == nil || errors.Is(waitErr, exec.ErrWaitDelay):
+			code := 0
+			d.ExitCode = &code
+		case errors.As(waitErr, &ee):
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				d.Signal = ws.Signal().String()
+				trailer = fmt.Sprintf("Command was killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
+			} else {
+				code := ee.ExitCode()
+				d.ExitCode = &code
+				trailer = fmt.Sprintf("Command exited with code %d", code)
+			}
+		default:
+			return tool.Result{}, fmt.Errorf("run command: %w", waitErr)
+		}
+	}
+	res := tool.Result{Details: d}
+	if trailer != "" {
+		res.IsError = true
+		if text == noOutput {
+			text = trailer
+		} else {
+			text += "\n\n" + trailer
+		}
+	}
+	res.Content = tool.TextResult(text).Content
+	return res, nil
+}
+
+// filterEnv returns base (os.Environ() when nil) without the variables whose names match a
+// pattern.
+func filterEnv(base, strip []string) []string {
+	if base == nil {
+		base = os.Environ()
+	}
+	env := make([]string, 0, len(base))
+	for _, kv := range base {
+		name, _, _ := strings.Cut(kv, "=")
+		if !secretName(name, strip) {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func secretName(name string, patterns []string) bool {
+	upper := strings.ToUpper(name)
+	for _, p := range patterns {
+		if ok, _ := path.Match(strings.ToUpper(p), upper); ok {
+			return true
+		}
+	}
+	return false
+}
