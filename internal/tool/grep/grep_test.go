@@ -435,3 +435,26 @@ func TestDefaultBackend(t *testing.T) {
 		t.Fatalf("default backend = %s, want %s", got, want)
 	}
 }
+
+func TestSchemaValidation(t *testing.T) {
+	g := grep.New(fixture(t, false), grep.Options{})
+	for raw, ok := range map[string]bool{
+		`{"pattern":"x"}`: true,
+		`{"pattern":"x","path":"a","glob":"*.go","ignoreCase":true,"literal":false,"context":2,"limit":5}`: true,
+		`{"pattern":"x","limit":0}`:         false,
+		`{"pattern":"x","context":-1}`:      false,
+		`{"pattern":"x","limit":1.5}`:       false,
+		`{"path":"a"}`:                      false,
+		`{"pattern":"x","ignorecase":true}`: false,
+		`{"pattern":"x","extra":1}`:         false,
+	} {
+		_, err := tool.ValidateCall(g, raw)
+		var ve *tool.ValidationError
+		if err != nil && !errors.As(err, &ve) {
+			t.Fatalf("%s: schema unusable: %v", raw, err)
+		}
+		if (err == nil) != ok {
+			t.Errorf("ValidateCall(%s) = %v, want ok=%v", raw, err, ok)
+		}
+	}
+}

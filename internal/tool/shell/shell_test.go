@@ -418,3 +418,28 @@ func TestAlreadyCancelled(t *testing.T) {
 		t.Fatal("the command ran")
 	}
 }
+
+func TestSchemaValidation(t *testing.T) {
+	b, _ := newBash(t, shell.Options{})
+	for raw, ok := range map[string]bool{
+		`{"command":"ls"}`:                   true,
+		`{"command":"ls","timeout":1.5}`:     true,
+		`{"command":"ls","timeout":0}`:       false,
+		`{"command":"ls","timeout":-2}`:      false,
+		`{"command":"ls","timeout":3e6}`:     false,
+		`{"command":"ls","timeout":"10"}`:    false,
+		`{"timeout":10}`:                     false,
+		`{"command":"ls","Command":"rm"}`:    false,
+		`{"command":"ls","extra":true}`:      false,
+		`{"command":"ls","timeout":2147483}`: true,
+	} {
+		_, err := tool.ValidateCall(b, raw)
+		var ve *tool.ValidationError
+		if err != nil && !errors.As(err, &ve) {
+			t.Fatalf("%s: schema unusable: %v", raw, err)
+		}
+		if (err == nil) != ok {
+			t.Errorf("ValidateCall(%s) = %v, want ok=%v", raw, err, ok)
+		}
+	}
+}
