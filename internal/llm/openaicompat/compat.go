@@ -1,0 +1,122 @@
+package openaicompat
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+
+	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/llm/openaicompat/oaisdk"
+)
+
+// Names of the request field that caps the output.
+const (
+	FieldMaxTokens           = "max_tokens"
+	FieldMaxCompletionTokens = "max_completion_tokens"
+)
+
+// Compat lists the request dialect a server understands. The zero value suits local servers
+// (ollama, vLLM, llama.cpp, LM Studio): max_tokens, no reasoning_effort, no prompt_cache_key,
+// no "strict" in tool definitions.
+type Compat struct {
+	// MaxTokensField is FieldMaxTokens (default) or FieldMaxCompletionTokens.
+	MaxTokensField string
+	// ReasoningEffort sends reasoning_effort when the request asks for thinking.
+	ReasoningEffort bool
+	// PromptCacheKey sends prompt_cache_key = Request.SessionID when it is set.
+	PromptCacheKey bool
+	// StrictField sends "strict": false in tool definitions.
+	StrictField bool
+}
+
+// OpenAI is the dialect of OpenAI's own Chat Completions API.
+func OpenAI() Compat {
+	return Compat{MaxTokensField: FieldMaxCompletionTokens, ReasoningEffort: true, PromptCacheKey: true, StrictField: true}
+}
+
+// Config configures a Chat Completions model.
+type Config struct {
+	// Model is the model id sent to the server (required).
+	Model string
+	// BaseURL is the API root the SDK appends "chat/completions" to, for example
+	// http://localhost:11434/v1 (required).
+	BaseURL string
+	// APIKey is sent as a bearer token. Empty sends no Authorization header.
+	APIKey string
+	// HTTPClient is used for requests; nil means a client without timeout.
+	HTTPClient *http.Client
+	// Pricing prices the usage.
+	Pricing llm.Pricing
+	// MaxTokens caps the output when the request does not; 0 leaves it to the server.
+	MaxTokens int
+	// Provider is recorded on the messages; empty means llm.ProviderOpenAICompat.
+	Provider string
+	// Compat is the request dialect.
+	Compat Compat
+}
+
+// Model streams Chat Completions. It implements [llm.Model].
+type Model struct {
+	cfg Config
+	svc sdk.ChatCompletionService
+}
+
+var _ llm.Model = (*Model)(nil)
+
+// New returns a model for cfg. It fails when the model id or base URL is missing or invalid,
+// or the max-tokens field is unknown.
+func New(cfg Config) (*Model, error) {
+	if cfg.Model == "" {
+		return nil, errors.New("openaicompat: no model id")
+	}
+	if cfg.BaseURL == "" {
+		return nil, errors.New("openaicompat: no base URL")
+	}
+	switch cfg.Compat.MaxTokensField {
+	case "":
+		cfg.Compat.MaxTokensField = FieldMaxTokens
+	case FieldMaxTokens, FieldMaxCompletionTokens:
+	default:
+		return nil, errors.New("openaicompat: unknown max tokens field " + cfg.Compat.MaxTokensField)
+	}
+	if cfg.Provider == "" {
+		cfg.Provider = llm.ProviderOpenAICompat
+	}
+	opts, err := oaisdk.Options(cfg.BaseURL, cfg.APIKey, cfg.HTTPClient)
+	if err != nil {
+		return nil, errors.New("openaicompat: " + err.Error())
+	}
+	return &Model{cfg: cfg, svc: sdk.NewChatCompletionService(opts...)}, nil
+}
+
+// Stream streams one assistant turn. See the package documentation for the contract.
+func (m *Model) Stream(ctx context.Context, req *llm.Request, emit func(llm.Event)) (out *llm.Message) {
+	msg := &llm.Message{Role: llm.RoleAssistant, Provider: m.cfg.Provider, API: llm.APIOpenAIChat,
+		Model: m.cfg.Model, Time: time.Now().UnixMilli()}
+	a := oaisdk.NewAssembler(msg, emit)
+	defer oaisdk.Guard(a, &out, m.cfg.APIKey)
+
+	params, perr := buildParams(&m.cfg, req)
+	if perr != nil {
+		return a.Fail(perr)
+	}
+	if ctx.Err() != nil {
+		return a.Fail(llm.TransportError(ctx, ctx.Err()))
+	}
+	stream := m.svc.NewStreaming(ctx, params)
+	defer stream.Close()
+	s := newChatStream(a, m.cfg.Pricing)
+	for stream.Next() {
+		if ctx.Err() != nil {
+			break
+		}
+		s.chunk(stream.Current())
+	}
+	if err := stream.Err(); err != nil || ctx.Err() != nil {
+		return a.Fail(oaisdk.Classify(ctx, err, m.cfg.APIKey))
+	}
+	return s.finish()
+}

@@ -1,0 +1,37 @@
+// Package openaicompat is the Chat Completions adapter ([llm.Model]) for any server that speaks
+// OpenAI's /chat/completions wire: ollama, vLLM, llama.cpp server, LM Studio, and OpenAI itself
+// (package openai uses this package, in OpenAI's dialect, for its chat API). It is built on the
+// official openai-go SDK with the environment ignored and SDK retries off (see
+// [oaisdk.Options]); retrying is [llm.Retry]'s job.
+//
+// Contract, beyond the one of package llm:
+//
+//   - Request: stream true with stream_options.include_usage; the system prompt as a role
+//     "system" message; the history healed with [llm.Heal] (failed assistant messages dropped,
+//     a tool call without result answered with "No result provided"); user text and images
+//     (data URLs); assistant text and tool calls, with arguments sent back verbatim when they
+//     are valid JSON and as "{}" otherwise (a truncated or invalid call, whose tool result
+//     already says so; template-rendering servers reject invalid JSON); tool results as role
+//     "tool" (images in them, which that role cannot carry, follow the run of results as one
+//     user message). Thinking is never sent back: the chat wire has no field for it. Tools are
+//     {type: function, function: {name, description, parameters}}. The [Compat] settings add
+//     what only some servers accept: max_completion_tokens instead of max_tokens,
+//     reasoning_effort, prompt_cache_key, "strict": false. An empty API key sends no
+//     Authorization header (keyless local servers).
+//   - Stream: content deltas become text; reasoning_content / reasoning deltas (vLLM,
+//     llama.cpp, DeepSeek, ollama) become thinking; tool calls are assembled by index, and
+//     tolerated when the index or id is missing (ids are synthesized as "call_<index>", made
+//     unique), when an index is reused for a new call, or when the arguments arrive whole, even
+//     as a JSON object instead of a string.
+//   - Stop reason: length → length; content_filter → a terminal error; anything else (stop,
+//     tool_calls, function_call, a dialect's own word, or no finish_reason at all) → toolUse
+//     when the message has tool calls, else stop.
+//   - Usage: taken from the last chunk that has one; input = prompt_tokens − cached, cacheRead =
+//     prompt_tokens_details.cached_tokens (or DeepSeek's prompt_cache_hit_tokens), cacheWrite 0,
+//     priced with Config.Pricing. No usage at all is zero usage, not an error.
+//   - Errors: an HTTP status ≥ 400 → [llm.StatusError] with the body's message and the wait from
+//     retry-after-ms or retry-after; an error object inside the stream → a retryable server,
+//     overload or rate-limit error unless it says otherwise ([oaisdk.StreamFailure]); a cut
+//     connection or an empty stream → a retryable network error; a malformed chunk → a
+//     protocol error; cancellation → aborted. No error message contains the API key.
+package openaicompat

@@ -1,0 +1,205 @@
+package oaisdk
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/reinhq/rein/internal/llm"
+)
+
+// Classify turns an error returned by the SDK — when opening the request or while reading the
+// stream — into an [*llm.Error]. ctx is the caller's context (cancellation means abort);
+// apiKey is removed from the message.
+func Classify(ctx context.Context, err error, apiKey string) *llm.Error {
+	var e *llm.Error
+	var httpErr *HTTPError
+	var apiErr *sdk.Error
+	var streamErr *ssestream.StreamError
+	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case ctx.Err() != nil:
+		e = llm.TransportError(ctx, ctx.Err())
+	case errors.As(err, &httpErr):
+		e = llm.StatusError(httpErr.Status, ErrorText(httpErr.Body), RetryAfter(httpErr.Header))
+	case errors.As(err, &apiErr):
+		// Not expected (the middleware answers first), but keep the status if it happens.
+		var h http.Header
+		if apiErr.Response != nil {
+			h = apiErr.Response.Header
+		}
+		e = llm.StatusError(apiErr.StatusCode, ErrorText(apiErr.RawJSON()), RetryAfter(h))
+	case errors.As(err, &streamErr):
+		e = streamFailureJSON(streamErr.Event.Data)
+	case errors.As(err, &syntaxErr), errors.As(err, &typeErr), errors.Is(err, bufio.ErrTooLong):
+		e = &llm.Error{Kind: llm.KindProtocol, Message: "malformed stream: " + err.Error()}
+	default:
+		e = llm.TransportError(ctx, err)
+	}
+	return Redact(e, apiKey)
+}
+
+// Redact removes apiKey from e's message and returns e.
+func Redact(e *llm.Error, apiKey string) *llm.Error {
+	e.Message = redact(e.Message, apiKey)
+	return e
+}
+
+// errorBody is the error object OpenAI and most compatible servers send, either at the top level
+// or under "error"; some servers send "error" as a plain string.
+type errorBody struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"` // string, number or null
+	Error   json.RawMessage `json:"error"`
+}
+
+func (b *errorBody) code() string {
+	var s string
+	if json.Unmarshal(b.Code, &s) == nil {
+		return s
+	}
+	if len(b.Code) > 0 && string(b.Code) != "null" {
+		return string(b.Code)
+	}
+	return ""
+}
+
+// parseError reads an error object from JSON text: {"error":{...}}, {"error":"..."} or {...}.
+func parseError(text string) (message, typ, code string, ok bool) {
+	var b errorBody
+	if json.Unmarshal([]byte(text), &b) != nil {
+		return "", "", "", false
+	}
+	if len(b.Error) > 0 && string(b.Error) != "null" {
+		var s string
+		if json.Unmarshal(b.Error, &s) == nil {
+			return s, "", "", s != ""
+		}
+		var inner errorBody
+		if json.Unmarshal(b.Error, &inner) == nil {
+			return inner.Message, inner.Type, inner.code(), inner.Message != "" || inner.Type != "" || inner.code() != ""
+		}
+	}
+	return b.Message, b.Type, b.code(), b.Message != "" || b.Type != "" || b.code() != ""
+}
+
+// ErrorText returns the readable part of an error body: the error message followed by its type
+// and code (which carry words such as insufficient_quota or context_length_exceeded that
+// [llm.StatusError] classifies by), or the trimmed body itself when it is not a known shape.
+func ErrorText(body string) string {
+	msg, typ, code, ok := parseError(body)
+	if !ok {
+		body = strings.TrimSpace(body)
+		if len(body) > 2000 {
+			body = body[:2000] + "…"
+		}
+		return body
+	}
+	return withDetails(msg, typ, code)
+}
+
+func withDetails(msg, typ, code string) string {
+	var details []string
+	for _, d := range []string{typ, code} {
+		if d != "" && !strings.Contains(msg, d) && !slices.Contains(details, d) {
+			details = append(details, d)
+		}
+	}
+	if len(details) == 0 {
+		return msg
+	}
+	if msg == "" {
+		return strings.Join(details, ", ")
+	}
+	return msg + " (" + strings.Join(details, ", ") + ")"
+}
+
+// streamFailureJSON classifies an error object found in a stream event.
+func streamFailureJSON(data []byte) *llm.Error {
+	msg, typ, code, ok := parseError(string(data))
+	if !ok {
+		msg = strings.TrimSpace(string(data))
+	}
+	return StreamFailure(code, typ, msg)
+}
+
+// StreamFailure classifies an error the server reported inside a 200 stream (an error event or
+// object, a failed response) from its code, type and message. Overload, rate-limit and server
+// errors are retryable; quota, context-overflow and invalid-request errors are not. An error
+// that says nothing recognisable is treated as a retryable server error: the request itself
+// was accepted, so the failure is the server's.
+func StreamFailure(code, typ, message string) *llm.Error {
+	text := withDetails(message, typ, code)
+	if text == "" {
+		text = "the server reported an error mid-stream"
+	}
+	e := &llm.Error{Message: text}
+	lower := strings.ToLower(text)
+	has := func(words ...string) bool {
+		for _, w := range words {
+			if strings.Contains(lower, w) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("insufficient_quota", "billing", "spend limit", "credit balance"):
+		e.Kind = llm.KindSpendLimit
+	case llm.IsContextOverflow(lower):
+		e.Kind = llm.KindContext
+	case has("rate_limit", "rate limit", "too many requests"):
+		e.Kind, e.Retryable = llm.KindRateLimit, true
+	case has("overloaded", "overload", "capacity"):
+		e.Kind, e.Retryable = llm.KindOverloaded, true
+	case has("server_error", "internal", "unavailable", "timeout", "timed out", "try again"):
+		e.Kind, e.Retryable = llm.KindServer, true
+	case has("invalid", "not_found", "not found", "unsupported", "content_filter", "content filter",
+		"policy", "authentication", "permission", "unauthorized", "forbidden"):
+		e.Kind = llm.KindInvalid
+	default:
+		e.Kind, e.Retryable = llm.KindServer, true
+	}
+	return e
+}
+
+// RetryAfter returns the wait a server asked for: retry-after-ms (milliseconds) or retry-after
+// (seconds, or an HTTP date), or 0.
+func RetryAfter(h http.Header) time.Duration {
+	if h == nil {
+		return 0
+	}
+	if v := strings.TrimSpace(h.Get("retry-after-ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && !math.IsInf(ms, 0) {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("retry-after"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s > 0 && !math.IsInf(s, 0) && s < 1e9 {
+			return time.Duration(s * float64(time.Second))
+		}
+		return 0
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}

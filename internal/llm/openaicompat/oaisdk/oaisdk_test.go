@@ -1,0 +1,187 @@
+package oaisdk
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/reinhq/rein/internal/llm"
+)
+
+func TestRetryAfter(t *testing.T) {
+	for _, tc := range []struct {
+		h    http.Header
+		want time.Duration
+	}{
+		{nil, 0},
+		{http.Header{"Retry-After": {"2"}}, 2 * time.Second},
+		{http.Header{"Retry-After": {"0.5"}}, 500 * time.Millisecond},
+		{http.Header{"Retry-After-Ms": {"1500"}, "Retry-After": {"9"}}, 1500 * time.Millisecond},
+		{http.Header{"Retry-After-Ms": {"junk"}, "Retry-After": {"3"}}, 3 * time.Second},
+		{http.Header{"Retry-After": {"-1"}}, 0},
+		{http.Header{"Retry-After": {"soon"}}, 0},
+		{http.Header{"Retry-After": {"Wed, 21 Oct 2015 07:28:00 GMT"}}, 0}, // in the past
+	} {
+		if got := RetryAfter(tc.h); got != tc.want {
+			t.Errorf("RetryAfter(%v) = %v, want %v", tc.h, got, tc.want)
+		}
+	}
+	future := time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)
+	if got := RetryAfter(http.Header{"Retry-After": {future}}); got < 58*time.Minute || got > time.Hour {
+		t.Errorf("RetryAfter(date in an hour) = %v", got)
+	}
+}
+
+func TestErrorText(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"error":{"message":"Bad.","type":"invalid_request_error","code":"x"}}`:         "Bad. (invalid_request_error, x)",
+		`{"error":{"message":"quota (insufficient_quota)","type":"insufficient_quota"}}`: "quota (insufficient_quota)",
+		`{"error":"model not found"}`:           "model not found",
+		`{"message":"flat","code":429}`:         "flat (429)",
+		"  plain text\n":                        "plain text",
+		`{"detail":"Not Found"}`:                `{"detail":"Not Found"}`,
+		`{"error":{"type":"server_error"}}`:     "server_error",
+		`{"error":{"message":"m","code":null}}`: "m",
+	} {
+		if got := ErrorText(body); got != want {
+			t.Errorf("ErrorText(%s) = %q, want %q", body, got, want)
+		}
+	}
+}
+
+func TestStreamFailure(t *testing.T) {
+	for _, tc := range []struct {
+		code, typ, msg string
+		kind           llm.ErrorKind
+		retryable      bool
+	}{
+		{"server_is_overloaded", "", "Our servers are currently overloaded.", llm.KindOverloaded, true},
+		{"", "overloaded_error", "Overloaded", llm.KindOverloaded, true},
+		{"server_error", "", "The server had an error.", llm.KindServer, true},
+		{"rate_limit_exceeded", "", "Slow down.", llm.KindRateLimit, true},
+		{"insufficient_quota", "", "You exceeded your current quota.", llm.KindSpendLimit, false},
+		{"context_length_exceeded", "", "Too long.", llm.KindContext, false},
+		{"invalid_prompt", "", "Invalid prompt.", llm.KindInvalid, false},
+		{"", "", "", llm.KindServer, true},
+		{"", "", "something odd", llm.KindServer, true},
+	} {
+		e := StreamFailure(tc.code, tc.typ, tc.msg)
+		if e.Kind != tc.kind || e.Retryable != tc.retryable || e.Message == "" {
+			t.Errorf("StreamFailure(%q, %q, %q) = %+v, want kind %s retryable %v", tc.code, tc.typ, tc.msg, e, tc.kind, tc.retryable)
+		}
+	}
+}
+
+func TestClassify(t *testing.T) {
+	key := "sk-secret-key-123"
+	bg := context.Background()
+	cancelled, cancel := context.WithCancel(bg)
+	cancel()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+		kind llm.ErrorKind
+	}{
+		{"http", bg, &HTTPError{Status: 401, Body: `{"error":{"message":"bad key ` + key + `"}}`}, llm.KindAuth},
+		{"stream error", bg, &ssestream.StreamError{Message: "x", Event: ssestream.Event{Data: []byte(`{"error":{"message":"overloaded ` + key + `","type":"server_error"}}`)}}, llm.KindOverloaded},
+		{"cut", bg, io.ErrUnexpectedEOF, llm.KindNetwork},
+		{"transport", bg, errors.New("dial tcp: connection refused " + key), llm.KindNetwork},
+		{"cancelled", cancelled, errors.New("context canceled"), llm.KindAborted},
+	} {
+		e := Classify(tc.ctx, tc.err, key)
+		if e.Kind != tc.kind {
+			t.Errorf("%s: kind %s, want %s (%+v)", tc.name, e.Kind, tc.kind, e)
+		}
+		if e.Message == "" || strings.Contains(e.Message, key) {
+			t.Errorf("%s: message %q is empty or leaks the key", tc.name, e.Message)
+		}
+	}
+}
+
+func TestUsage(t *testing.T) {
+	u := Usage(150, 20, 50, llm.Pricing{Input: 1, Output: 10, CacheRead: 0.1})
+	want := llm.Usage{Input: 100, Output: 20, CacheRead: 50}
+	got := *u
+	got.Cost = llm.Cost{}
+	if got != want {
+		t.Errorf("usage = %+v, want %+v", got, want)
+	}
+	if c := u.Cost.Total; c < 0.000305-1e-12 || c > 0.000305+1e-12 {
+		t.Errorf("cost = %v, want 0.000305", c)
+	}
+	if u := Usage(10, 1, 50, llm.Pricing{}); u.Input != 0 || u.CacheRead != 50 {
+		t.Errorf("inconsistent counts: %+v", u)
+	}
+}
+
+func TestAssembler(t *testing.T) {
+	var evs []llm.Event
+	msg := &llm.Message{}
+	a := NewAssembler(msg, func(ev llm.Event) { evs = append(evs, ev) })
+	a.Thinking("hm")
+	a.Text("a")
+	a.Text("b")
+	a.Text("")
+	c := a.StartCall("id1", "read")
+	a.Append(c, `{}`)
+	a.Text("after")
+	out := a.Done(llm.StopToolUse)
+	a.Text("ignored")
+	a.Fail(&llm.Error{Kind: llm.KindNetwork, Message: "late"})
+
+	var types []llm.EventType
+	for _, ev := range evs {
+		types = append(types, ev.Type)
+	}
+	want := []llm.EventType{llm.EventStart,
+		llm.EventThinkingStart, llm.EventThinkingDelta, llm.EventThinkingEnd,
+		llm.EventTextStart, llm.EventTextDelta, llm.EventTextDelta, llm.EventTextEnd,
+		llm.EventToolCallStart, llm.EventToolCallDelta, llm.EventToolCallEnd,
+		llm.EventTextStart, llm.EventTextDelta, llm.EventTextEnd, llm.EventDone}
+	if len(types) != len(want) {
+		t.Fatalf("events = %v\nwant %v", types, want)
+	}
+	for i := range want {
+		if types[i] != want[i] {
+			t.Fatalf("events = %v\nwant %v", types, want)
+		}
+	}
+	if out != msg || msg.StopReason != llm.StopToolUse || msg.Usage == nil || msg.Text() != "abafter" || msg.Err != nil {
+		t.Errorf("message = %+v", msg)
+	}
+	if evs[8].Call == msg.Content[2].Call || evs[8].Call.Arguments != "" {
+		t.Errorf("toolcall_start must carry a copy with id and name only")
+	}
+}
+
+func TestGuard(t *testing.T) {
+	var last llm.Event
+	out := func() (out *llm.Message) {
+		a := NewAssembler(&llm.Message{}, func(ev llm.Event) { last = ev })
+		defer Guard(a, &out, "k")
+		var m map[string]int
+		m["x"] = 1 // panics
+		return nil
+	}()
+	if out == nil || out.StopReason != llm.StopError || out.Err.Kind != llm.KindProtocol || last.Message != out {
+		t.Errorf("out = %+v, last event %+v", out, last)
+	}
+}
+
+func TestOptions(t *testing.T) {
+	for _, u := range []string{"", "localhost:8080", "ftp://x", "http://"} {
+		if _, err := Options(u, "", nil); err == nil {
+			t.Errorf("Options(%q) succeeded", u)
+		}
+	}
+	if _, err := Options("http://localhost:8080/v1", "", nil); err != nil {
+		t.Error(err)
+	}
+}
