@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/tool"
 )
@@ -29,7 +27,7 @@ type Config struct {
 	SessionID string
 	// Observe receives every event; nil means nobody listens.
 	Observe func(Event)
-	// NewID returns a fresh unique id; nil means UUIDv7.
+	// NewID returns a fresh unique id; nil means [NewID].
 	NewID func() string
 	// Now returns the time; nil means time.Now.
 	Now func() time.Time
@@ -76,7 +74,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, errors.New("kernel: Config.Recorder is required")
 	}
 	if cfg.NewID == nil {
-		cfg.NewID = func() string { return uuid.Must(uuid.NewV7()).String() }
+		cfg.NewID = NewID
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -71,7 +71,7 @@ func (p *probe) ran() []string {
 	return append([]string(nil), p.calls...)
 }
 
-func scenario(t *testing.T, yaml string) llm.Model {
+func scenario(t testing.TB, yaml string) llm.Model {
 	t.Helper()
 	m, err := script.Parse([]byte(yaml), "test.yaml")
 	if err != nil {

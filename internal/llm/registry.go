@@ -1,13 +1,13 @@
 package llm
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"sort"
+
+	"github.com/reinhq/rein/internal/strictjson"
 )
 
 // API names a wire protocol.
@@ -133,10 +133,8 @@ func (r *Registry) LoadOverrides(path string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrBadModelsFile, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var f modelsFile
-	if err := dec.Decode(&f); err != nil {
+	if err := strictjson.Unmarshal(data, &f); err != nil {
 		return fmt.Errorf("%w: %s: %v (expected {\"models\": [{\"id\", \"provider\", \"api\", \"baseUrl\", \"contextWindow\", \"maxOutputTokens\", \"cost\": {...}}]})", ErrBadModelsFile, path, err)
 	}
 	for i, m := range f.Models {

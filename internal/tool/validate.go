@@ -1,13 +1,14 @@
 package tool
 
 import (
+	"github.com/reinhq/rein/internal/strictjson"
+
 	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -110,8 +111,7 @@ func validate(spec Spec, raw string, prep Preparer) (json.RawMessage, error) {
 		}
 		return nil, fail(fmt.Sprintf("(root): arguments are not valid UTF-8 (first bad byte at offset %d)", off))
 	}
-	p := &parser{s: text}
-	v, err := p.parse()
+	v, err := strictjson.Decode(text)
 	if err != nil {
 		return nil, fail(err.Error())
 	}
@@ -234,37 +234,7 @@ type walker struct {
 }
 
 func (w *walker) add(path, format string, args ...any) {
-	w.problems = append(w.problems, showPath(path)+": "+fmt.Sprintf(format, args...))
-}
-
-func showPath(path string) string {
-	if path == "" {
-		return "(root)"
-	}
-	return path
-}
-
-func keyPath(path, key string) string {
-	if isIdent(key) {
-		if path == "" {
-			return key
-		}
-		return path + "." + key
-	}
-	return path + "[" + strconv.Quote(key) + "]"
-}
-
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if r == '_' || r == '$' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9' {
-			continue
-		}
-		return false
-	}
-	return true
+	w.problems = append(w.problems, strictjson.ShowPath(path)+": "+fmt.Sprintf(format, args...))
 }
 
 func isTrueSchema(s *jsonschema.Schema) bool { return reflect.DeepEqual(*s, jsonschema.Schema{}) }
@@ -391,7 +361,7 @@ func (w *walker) check(path string, v any, s *jsonschema.Schema) {
 func (w *walker) checkObject(path string, obj map[string]any, s *jsonschema.Schema) {
 	for _, name := range s.Required {
 		if _, ok := obj[name]; !ok {
-			w.add(keyPath(path, name), "missing required property")
+			w.add(strictjson.KeyPath(path, name), "missing required property")
 		}
 	}
 	keys := make([]string, 0, len(obj))
@@ -409,25 +379,25 @@ func (w *walker) checkObject(path string, obj map[string]any, s *jsonschema.Sche
 	for _, k := range keys {
 		val := obj[k]
 		if ps, ok := s.Properties[k]; ok {
-			w.check(keyPath(path, k), val, ps)
+			w.check(strictjson.KeyPath(path, k), val, ps)
 			continue
 		}
 		if len(s.PatternProperties) > 0 {
 			continue // left to jsonschema-go
 		}
 		if !strict {
-			w.check(keyPath(path, k), val, s.AdditionalProperties)
+			w.check(strictjson.KeyPath(path, k), val, s.AdditionalProperties)
 			continue
 		}
 		if want := caseMatch(s, k); want != "" {
-			w.add(keyPath(path, k), "unknown property; did you mean %q? (property names are case-sensitive)", want)
+			w.add(strictjson.KeyPath(path, k), "unknown property; did you mean %q? (property names are case-sensitive)", want)
 			continue
 		}
 		if len(s.Properties) == 0 {
-			w.add(keyPath(path, k), "unknown property (this object takes no properties)")
+			w.add(strictjson.KeyPath(path, k), "unknown property (this object takes no properties)")
 			continue
 		}
-		w.add(keyPath(path, k), "unknown property (expected one of: %s)", strings.Join(propertyNames(s), ", "))
+		w.add(strictjson.KeyPath(path, k), "unknown property (expected one of: %s)", strings.Join(propertyNames(s), ", "))
 	}
 }
 

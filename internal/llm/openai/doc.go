@@ -11,7 +11,7 @@
 // strict false, prompt_cache_key = Request.SessionID. A thinking level other than off sends
 // reasoning {effort: level, summary: auto} and includes reasoning.encrypted_content; "off"
 // sends no reasoning parameter (the model's default applies); callers ask for thinking only
-from reasoning models (llm.ModelInfo.Reasoning), since others reject the parameter. The history is healed with
+// from reasoning models (llm.ModelInfo.Reasoning), since others reject the parameter. The history is healed with
 // [llm.Heal], then mapped: user messages as input messages (text, images as data URLs); tool
 // results as function_call_output (text, or text and images); assistant messages as follows.
 //

@@ -1,6 +1,8 @@
 package fstool
 
 import (
+	"github.com/reinhq/rein/internal/strictjson"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -82,7 +84,7 @@ func (t *editTool) Spec() tool.Spec {
 func (t *editTool) PrepareArgs(args map[string]any) (bool, error) {
 	changed := false
 	if s, ok := args["edits"].(string); ok {
-		v, err := tool.DecodeStrict(strings.TrimSpace(s))
+		v, err := strictjson.Decode(strings.TrimSpace(s))
 		if err != nil {
 			return false, fmt.Errorf("edits was sent as a string that is not a JSON array of {oldText, newText} objects (%v); send it as an array", err)
 		}

@@ -1,4 +1,4 @@
-package tool
+package strictjson
 
 import (
 	"encoding/json"
@@ -7,22 +7,27 @@ import (
 	"unicode/utf8"
 )
 
-// maxJSONDepth bounds nesting in tool arguments.
+// maxJSONDepth bounds nesting.
 const maxJSONDepth = 256
 
-// DecodeStrict parses text as exactly one JSON value with the strictness of [Validate]:
+// Decode parses text as exactly one JSON value, strictly:
 // valid UTF-8, no duplicate keys at any depth, nothing but whitespace after the value. Objects
 // decode to map[string]any, arrays to []any and numbers to [json.Number]. Error messages
 // start with the path of the offending value ("(root)", "edits[0].oldText").
-func DecodeStrict(text string) (any, error) {
+func Decode(text string) (any, error) {
 	if !utf8.ValidString(text) {
 		return nil, fmt.Errorf("(root): not valid UTF-8")
 	}
+	return parse(text)
+}
+
+// parse is Decode for text already known to be valid UTF-8.
+func parse(text string) (any, error) {
 	p := &parser{s: text}
 	return p.parse()
 }
 
-// parser is a strict JSON parser for tool arguments. Unlike encoding/json it refuses duplicate
+// parser is a strict JSON parser. Unlike encoding/json it refuses duplicate
 // keys (at any depth) and anything after the first value, and it reports where the problem is.
 // Input must already be valid UTF-8. Objects decode to map[string]any, arrays to []any and
 // numbers to json.Number.
@@ -58,7 +63,7 @@ func (p *parser) errorf(path, format string, args ...any) error {
 	if p.pos < len(p.s) {
 		where = fmt.Sprintf("offset %d (near %s)", p.pos, p.near())
 	}
-	return fmt.Errorf("%s: invalid JSON at %s: %s", showPath(path), where, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%s: invalid JSON at %s: %s", ShowPath(path), where, fmt.Sprintf(format, args...))
 }
 
 func (p *parser) space() {
@@ -130,14 +135,14 @@ func (p *parser) object(path string) (any, error) {
 		}
 		key := k.(string)
 		if _, dup := obj[key]; dup {
-			return nil, fmt.Errorf("%s: duplicate key %q; each property may appear only once", showPath(keyPath(path, key)), key)
+			return nil, fmt.Errorf("%s: duplicate key %q; each property may appear only once", ShowPath(KeyPath(path, key)), key)
 		}
 		p.space()
 		if p.pos >= len(p.s) || p.s[p.pos] != ':' {
-			return nil, p.errorf(keyPath(path, key), "expected ':' after the property name")
+			return nil, p.errorf(KeyPath(path, key), "expected ':' after the property name")
 		}
 		p.pos++
-		v, err := p.value(keyPath(path, key))
+		v, err := p.value(KeyPath(path, key))
 		if err != nil {
 			return nil, err
 		}

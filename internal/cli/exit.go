@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"context"
+	"errors"
+
+	"github.com/reinhq/rein/internal/kernel"
+	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/system"
+)
+
+// Exit codes. They are documented in the README; keep the two in step.
+const (
+	ExitOK          = 0   // the run completed
+	ExitInternal    = 1   // an unexpected failure, including a failure to record the session
+	ExitUsage       = 2   // bad flags, arguments or configuration
+	ExitModel       = 3   // the model or provider failed (after retries)
+	ExitBlocked     = 4   // blocked by policy (trust, permissions, a hook)
+	ExitBudget      = 5   // a budget (--max-turns, --max-cost) was exhausted
+	ExitCheckFailed = 6   // a check the command exists to make failed (e.g. rein demo's tests)
+	ExitInterrupted = 130 // interrupted (SIGINT, SIGTERM, abort)
+)
+
+// Sentinel errors of the cli itself.
+var (
+	// ErrUsage marks bad command-line input.
+	ErrUsage = errors.New("usage error")
+	// ErrBlocked marks a refusal by policy.
+	ErrBlocked = errors.New("blocked by policy")
+	// ErrCheckFailed marks a failed check.
+	ErrCheckFailed = errors.New("check failed")
+)
+
+// exitTable maps errors to exit codes; the first match wins.
+var exitTable = []struct {
+	match func(error) bool
+	code  int
+}{
+	{func(err error) bool { return errors.Is(err, kernel.ErrAborted) || errors.Is(err, context.Canceled) }, ExitInterrupted},
+	{func(err error) bool { _, ok := errors.AsType[*kernel.BudgetError](err); return ok }, ExitBudget},
+	{func(err error) bool { return errors.Is(err, ErrBlocked) }, ExitBlocked},
+	{func(err error) bool { return errors.Is(err, ErrCheckFailed) }, ExitCheckFailed},
+	{func(err error) bool { _, ok := errors.AsType[*llm.Error](err); return ok }, ExitModel},
+	{func(err error) bool {
+		return errors.Is(err, ErrUsage) || errors.Is(err, system.ErrConfig) || errors.Is(err, llm.ErrBadModelsFile) ||
+			errors.Is(err, system.ErrAuthPermissions)
+	}, ExitUsage},
+}
+
+// ExitCode returns the documented exit code for err.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	for _, e := range exitTable {
+		if e.match(err) {
+			return e.code
+		}
+	}
+	return ExitInternal
+}

@@ -1,0 +1,60 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reinhq/rein/internal/cli"
+)
+
+// TestExitCodes pins the documented exit code of each kind of failure.
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("REIN_HOME", filepath.Join(dir, "home"))
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	t.Setenv("OPENAI_API_KEY", "")
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("ok.yaml", "version: 1\nturns:\n  - text: fine\n")
+	write("auth.yaml", "version: 1\nturns:\n  - error: {kind: auth, status: 401, message: bad key}\n")
+	write("loop.yaml", "version: 1\nturns:\n  - {calls: [{name: ls, args: {}}]}\n  - {calls: [{name: ls, args: {}}]}\n  - {text: done}\n")
+	cases := []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--script", "ok.yaml", "-p", "hi"}, cli.ExitOK},
+		{[]string{"--script", "ok.yaml", "--mode", "json", "-p", "hi"}, cli.ExitOK},
+		{[]string{"--bogus"}, cli.ExitUsage},
+		{[]string{"-p", "hi"}, cli.ExitUsage},
+		{[]string{"--script", "missing.yaml", "-p", "hi"}, cli.ExitUsage},
+		{[]string{"--script", "ok.yaml", "--max-turns", "-1", "-p", "hi"}, cli.ExitUsage},
+		{[]string{"--script", "auth.yaml", "-p", "hi"}, cli.ExitModel},
+		{[]string{"--script", "auth.yaml", "--mode", "json", "-p", "hi"}, cli.ExitModel},
+		{[]string{"--script", "loop.yaml", "--max-turns", "1", "-p", "hi"}, cli.ExitBudget},
+		{[]string{"models", "extra"}, cli.ExitUsage},
+		{[]string{"auth", "bogus"}, cli.ExitUsage},
+		{[]string{"auth"}, cli.ExitUsage},
+	}
+	for _, c := range cases {
+		var stdout, stderr bytes.Buffer
+		got := cli.Main(context.Background(), c.args, strings.NewReader(""), &stdout, &stderr)
+		if got != c.want {
+			t.Errorf("rein %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(c.args, " "), got, c.want, stdout.String(), stderr.String())
+		}
+	}
+	// A cancelled context is an interruption.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	if got := cli.Main(ctx, []string{"--script", "loop.yaml", "-p", "hi"}, strings.NewReader(""), &stdout, &stderr); got != cli.ExitInterrupted {
+		t.Errorf("cancelled run: exit %d, want %d (%s)", got, cli.ExitInterrupted, stderr.String())
+	}
+}

@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is rein's version; release builds set it with -ldflags "-X".
+var Version = ""
+
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// env is what every command may use from the outside world.
+type env struct {
+	ctx    context.Context
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+}
+
+// Main runs rein with args (without the program name) and returns the exit code.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	root := newRoot(e)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	code := ExitCode(err)
+	var reported *reportedError
+	if err != nil && !errors.As(err, &reported) {
+		fmt.Fprintf(stderr, "rein: %v\n", err)
+	}
+	return code
+}
+
+// reportedError wraps an error that was already shown to the user (e.g. in a JSON result).
+type reportedError struct{ err error }
+
+func (e *reportedError) Error() string { return e.err.Error() }
+func (e *reportedError) Unwrap() error { return e.err }
+
+func newRoot(e *env) *cobra.Command {
+	o := &runOptions{}
+	root := &cobra.Command{
+		Use:   "rein [flags] [prompt]",
+		Short: "rein runs coding agents whose context is a controlled, verifiable input",
+		Long: `rein runs a coding agent: a model that reads, writes and runs code in the current directory
+through confined tools, until it is done or a budget is reached.
+
+  rein -p "fix the failing test"      print mode: the final answer on stdout
+  rein --mode json -p "..."           every event as a JSON line, a result record last
+  rein demo                           an offline end-to-end demo on the script model`,
+		Version:       version(),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPrompt(e, o, args)
+		},
+	}
+	root.SetVersionTemplate("rein {{.Version}}\n")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w: %v (see rein --help)", ErrUsage, err)
+	})
+	o.register(root)
+	root.AddCommand(newModelsCmd(e), newAuthCmd(e), newDemoCmd(e))
+	usageArgs(root)
+	return root
+}
+
+// usageArgs makes every argument-count error of c and its subcommands a usage error. A command
+// that only groups subcommands takes no arguments, so a mistyped subcommand is refused.
+func usageArgs(c *cobra.Command) {
+	check := c.Args
+	if check == nil && c.HasSubCommands() {
+		check = cobra.NoArgs
+	}
+	if check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return fmt.Errorf("%w: %v (see %s --help)", ErrUsage, err, cmd.CommandPath())
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
+}

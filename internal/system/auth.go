@@ -1,0 +1,171 @@
+package system
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/strictjson"
+)
+
+// AuthFile is the name of the credentials file under $REIN_HOME.
+const AuthFile = "auth.json"
+
+// ErrAuthPermissions says auth.json is readable by group or others.
+var ErrAuthPermissions = errors.New("auth file permissions are too open")
+
+type authEntry struct {
+	APIKey string `json:"apiKey"`
+}
+
+// envKeys maps a provider to the environment variable holding its key.
+var envKeys = map[string]string{
+	llm.ProviderAnthropic:    "ANTHROPIC_API_KEY",
+	llm.ProviderOpenAI:       "OPENAI_API_KEY",
+	llm.ProviderOpenAICompat: "OPENAI_COMPAT_API_KEY",
+}
+
+// EnvKey returns the environment variable that holds provider's key, or "".
+func EnvKey(provider string) string { return envKeys[provider] }
+
+// KeySource says where a key came from, for status output (never the key itself).
+type KeySource string
+
+const (
+	KeyFromFlag KeySource = "flag"
+	KeyFromEnv  KeySource = "env"
+	KeyFromFile KeySource = "auth.json"
+	KeyNone     KeySource = "none"
+)
+
+// ResolveKey finds provider's key: flag, then environment, then auth.json.
+func ResolveKey(home, provider, flag string, getenv func(string) string) (string, KeySource, error) {
+	if flag != "" {
+		return flag, KeyFromFlag, nil
+	}
+	if v := envKeys[provider]; v != "" {
+		if k := getenv(v); k != "" {
+			return k, KeyFromEnv, nil
+		}
+	}
+	entries, err := readAuth(home)
+	if err != nil {
+		return "", KeyNone, err
+	}
+	if e, ok := entries[provider]; ok && e.APIKey != "" {
+		return e.APIKey, KeyFromFile, nil
+	}
+	return "", KeyNone, nil
+}
+
+func readAuth(home string) (map[string]authEntry, error) {
+	path := filepath.Join(home, AuthFile)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("%w: %s has mode %04o; run: chmod 600 %s", ErrAuthPermissions, path, st.Mode().Perm(), path)
+	}
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(f); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	var entries map[string]authEntry
+	if err := strictjson.Unmarshal(buf.Bytes(), &entries); err != nil {
+		// Errors name paths and keys, never values, so no secret leaks here.
+		return nil, fmt.Errorf("%w: %s is not valid: %v (expected {\"anthropic\": {\"apiKey\": \"...\"}})", ErrConfig, path, err)
+	}
+	return entries, nil
+}
+
+// SaveKey stores provider's key in auth.json (mode 0600, written atomically).
+func SaveKey(home, provider, key string) error {
+	key = strings.TrimSpace(key)
+	if key == "" {
+		return fmt.Errorf("%w: empty key for %s", ErrConfig, provider)
+	}
+	entries, err := readAuth(home)
+	if err != nil {
+		return err
+	}
+	if entries == nil {
+		entries = map[string]authEntry{}
+	}
+	entries[provider] = authEntry{APIKey: key}
+	data, err := json.MarshalIndent(entries, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(home, AuthFile), append(data, '\n'), 0o600)
+}
+
+// StoredProviders lists the providers with a key in auth.json.
+func StoredProviders(home string) ([]string, error) {
+	entries, err := readAuth(home)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for p, e := range entries {
+		if e.APIKey != "" {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// writeFileAtomic writes a temp file in the same directory, fsyncs it, renames it over path
+// and fsyncs the directory.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
