@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"sync"
 
 	"github.com/reinhq/rein/internal/llm"
@@ -39,7 +40,7 @@ func (r *run) toolBatch(turn int, msg *llm.Message, calls []*llm.ToolCall) ([]ll
 		default:
 			t, ok := cfg.Tools.Get(c.Name)
 			if !ok {
-				p.result = errorResult(c, fmt.Sprintf("Tool %q not found. Available tools: %v", c.Name, cfg.Tools.Names()))
+				p.result = errorResult(c, fmt.Sprintf("Tool %q not found. Available tools: %s.", c.Name, strings.Join(cfg.Tools.Names(), ", ")))
 				break
 			}
 			p.tool = t

@@ -1,0 +1,102 @@
+package system
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestResolveKeyPrecedence(t *testing.T) {
+	home := t.TempDir()
+	if err := SaveKey(home, "anthropic", "sk-file\n"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(home, AuthFile))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("auth.json mode %v (%v), want 0600", st.Mode().Perm(), err)
+	}
+	cases := []struct {
+		flag, envVal, want string
+		src                KeySource
+	}{
+		{"sk-flag", "sk-env", "sk-flag", KeyFromFlag},
+		{"", "sk-env", "sk-env", KeyFromEnv},
+		{"", "", "sk-file", KeyFromFile},
+	}
+	for _, c := range cases {
+		key, src, err := ResolveKey(home, "anthropic", c.flag, env(map[string]string{"ANTHROPIC_API_KEY": c.envVal}))
+		if err != nil || key != c.want || src != c.src {
+			t.Errorf("flag %q env %q: got %q from %s (%v), want %q from %s", c.flag, c.envVal, key, src, err, c.want, c.src)
+		}
+	}
+	if _, src, err := ResolveKey(home, "openai", "", env(nil)); err != nil || src != KeyNone {
+		t.Errorf("openai: %s %v, want none", src, err)
+	}
+}
+
+func TestAuthFileMustBePrivateAndStrict(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, AuthFile)
+	if err := os.WriteFile(path, []byte(`{"anthropic":{"apiKey":"sk-SECRET"}}`), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := ResolveKey(home, "anthropic", "", env(nil))
+	if !errors.Is(err, ErrAuthPermissions) || !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("err = %v, want ErrAuthPermissions naming the fix", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(`{"anthropic":{"apikey":"sk-SECRET"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = ResolveKey(home, "anthropic", "", env(nil))
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `did you mean "apiKey"`) || strings.Contains(err.Error(), "SECRET") {
+		t.Fatalf("err = %v, want a strict-parse error that does not show the key", err)
+	}
+}
+
+func TestBuildResolvesProviderAndTools(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	scenario := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(scenario, []byte("version: 1\nturns:\n  - text: hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := Build(Options{Script: scenario, Dir: dir, Home: home, Getenv: env(nil), Tools: []string{"read", "ls"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if rt.Model.Provider != "script" || strings.Join(rt.Tools.Names(), ",") != "read,ls" {
+		t.Errorf("provider %s tools %v", rt.Model.Provider, rt.Tools.Names())
+	}
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{}, "no provider configured"},
+		{Options{Provider: "anthropic"}, "no API key for anthropic"},
+		{Options{Provider: "script"}, "needs --script"},
+		{Options{Provider: "anthropic", Script: scenario, APIKey: "k"}, "--script is only for --provider script"},
+		{Options{Script: scenario, Tools: []string{"nope"}}, "nope"},
+	} {
+		c.o.Dir, c.o.Home, c.o.Getenv = dir, home, env(nil)
+		_, err := Build(c.o)
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: err = %v, want a config error containing %q", c.o, err, c.want)
+		}
+	}
+	// A key in the environment selects its provider.
+	rt2, err := Build(Options{Dir: dir, Home: home, Getenv: env(map[string]string{"OPENAI_API_KEY": "sk-x"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt2.Close()
+	if rt2.Model.Provider != "openai" || rt2.Model.ID != "gpt-5" || rt2.KeySource != KeyFromEnv {
+		t.Errorf("got %s/%s from %s", rt2.Model.Provider, rt2.Model.ID, rt2.KeySource)
+	}
+}
