@@ -147,19 +147,12 @@ func (t *findTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 		results = results[:limit]
 		details.ResultLimitReached = limit
 	}
-	tr := tool.TruncateHeadLines(results, len(results), tool.MaxBytes)
-	text := tr.Content
-	var notices []string
+	var limitNotice string
 	if details.ResultLimitReached > 0 {
-		notices = append(notices, fmt.Sprintf("%d results limit reached. Use limit=%d for more, or refine pattern", limit, limit*2))
+		limitNotice = fmt.Sprintf("%d results limit reached. Use limit=%d for more, or refine pattern", limit, limit*2)
 	}
-	if tr.Truncated {
-		details.Truncation = &tr
-		notices = append(notices, fmt.Sprintf("%s limit reached", tool.FormatSize(tool.MaxBytes)))
-	}
-	if len(notices) > 0 {
-		text += "\n\n[" + strings.Join(notices, ". ") + "]"
-	}
+	text, tr := listing(results, limitNotice)
+	details.Truncation = tr
 	res := tool.TextResult(text)
 	res.Details = details
 	return res, nil
