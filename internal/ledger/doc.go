@@ -1,0 +1,115 @@
+// Package ledger is rein's durable history: an append-only, hash-chained file of JSON lines,
+// written by one process at a time. Every session, delivery run and loop is one ledger. The
+// format and protocol are those of shared/design/LEDGER.md; this comment states what the code
+// guarantees.
+//
+// # Directory layout
+//
+//	ledger.jsonl               the records, one JSON object per line
+//	ledger.lock                flock(2)ed by the single writer; holds its pid
+//	ledger.jsonl.torn-<seq>    evidence copies kept by torn-tail repairs (".<n>" if repeated)
+//	blobs/sha256/<aa>/<digest> content-addressed payloads too large for a line
+//
+// # Line format
+//
+// Each line is one JSON object whose members are, in exactly this order:
+//
+//	{"v":1,"seq":2,"id":"…","parentId":"…"|null,"kind":"…","ts":"<RFC 3339, UTC>","body":<any JSON>,"prev":"<h of seq-1>","h":"<64 hex>"}
+//
+// followed by "\n". The payload is the line without its fixed 72-byte trailer `,"h":"<64
+// lowercase hex>"` plus the closing "}", i.e. the object as it would be without h. Then
+//
+//	h = hex(sha256(prev ‖ payload))
+//
+// where prev is the 64 ASCII hex characters of the previous line's h (nothing for seq 1).
+// Verification strips the trailer and hashes the bytes as written; nothing is ever re-encoded.
+// seq runs 1, 2, 3… without gaps; ids are unique (1–128 of A-Z a-z 0-9 . _ : -); parentId is
+// null or an earlier id. seq 1 is the header: kind "header", id = the ledger id, body [Header]
+// (type session|run|loop, id, format version, bindings). No line exceeds [MaxLineBytes] (1 MiB,
+// newline included); Append refuses larger records with [ErrTooLarge] — store the payload
+// with [Ledger.PutBlob] and put the digest in the body.
+//
+// Kinds are 1–64 of a-z 0-9 _ . - starting with a letter. The ledger owns "header",
+// "recovery" and "salvage"; every other kind belongs to the caller. A reader that meets a kind it
+// does not know may skip the record only if the kind starts with "x-" ([Skippable]); any other
+// unknown kind must stop it. The chain rule (trailer, h, prev, seq) is the same in every format
+// version; a record that chains correctly but has a version v newer than [FormatVersion] stops
+// the reader with [ErrUnsupportedVersion] (one that does not chain is corruption).
+//
+// # Writing and fsync policy
+//
+// [Create] and [Open] take an exclusive non-blocking flock on ledger.lock and write the
+// process's pid into it; a second writer fails with a [*LockedError] (errors.Is ErrLocked) that
+// names that pid. The kernel releases the lock when the holder exits or is killed. Create makes
+// ledger.jsonl with O_EXCL, writes and fsyncs the header, then fsyncs the directory (and each
+// directory it had to create, via its parent).
+//
+// [Ledger.Append] is the append queue: under one mutex it assigns seq, prev and h, builds the
+// whole line in memory, checks it with the same verifier readers use, and writes it with one
+// write call on an O_APPEND descriptor. Unless [Entry].NoSync is set it then fsyncs before
+// returning: intents (before their effect starts) and results (before they are acknowledged)
+// must be appended this way. NoSync is for bookkeeping (usage, telemetry-like facts); such
+// records become durable with the next synced Append, [Ledger.Sync] or [Ledger.Close], and a
+// power loss may drop them (see Recovery for what that can leave).
+//
+// A short write, a write error or an fsync error faults the ledger: the call returns an error
+// wrapping [ErrFaulted] and the cause, and every later write (Append, Sync, PutBlob) returns
+// the same; nothing more is appended by this Ledger and fsync is never retried. Reads (Head,
+// CheckAnchor, Records, Blob) keep working on what was verified or written. To continue, Close
+// and Open again: Open re-reads the file from disk.
+//
+// Blobs ([Ledger.PutBlob]) are written to a temp file, fsynced, renamed into
+// blobs/sha256/<aa>/<digest> and the directory fsynced before PutBlob returns; append the record
+// that names the digest only then. [Ledger.Blob] verifies the digest on every read.
+//
+// # Opening and recovery
+//
+// [Open] verifies the whole file before exposing anything: it reads lines with an explicit cap
+// (MaxLineBytes, not bufio.Scanner's default), checks the trailer shape, strict JSON (valid
+// UTF-8, no duplicate keys, exact member names and order), h, prev, seq continuity, unique ids
+// and known parentIds. Then:
+//
+//   - Torn tail: the bytes after the last valid record contain no complete record (a line with
+//     a well-formed trailer whose payload is strict JSON) — only a final fragment without a
+//     newline, or lines that are unparseable or lack the trailer — followed by nothing but zero
+//     bytes, and the non-zero part is at most one line's worth. Open copies the file to
+//     ledger.jsonl.torn-<seq> (fsynced, directory fsynced), truncates to the last valid record,
+//     fsyncs, appends a "recovery" record {truncatedBytes, discardedSha256, evidence} (fsynced)
+//     and reports a W_LEDGER_TORN_TAIL_REPAIRED warning in [Report]. Repair is idempotent: a
+//     second Open finds an intact file; a crash during repair leaves either the same torn tail
+//     (repaired again with a second evidence copy) or an intact file.
+//   - Anything else — a complete line with a wrong h, prev or seq, a duplicated, deleted or
+//     reordered line, an unknown parentId, a complete record after a bad line — is corruption:
+//     a [*CorruptError] (errors.Is ErrCorrupt) with the offset and seq of the first bad line.
+//     Nothing is skipped or changed; [Salvage] copies the valid prefix into a new ledger on
+//     explicit request.
+//   - A file without a complete header (its Create never finished) is [ErrIncomplete].
+//
+// With every intent and result fsynced, at most one record is in flight at a crash, so a crash
+// or power loss leaves an intact file or a torn tail and never loses an acknowledged record.
+// When several NoSync records are in flight, a filesystem that persists later appends before
+// earlier ones can leave a hole followed by a complete record; that is reported as corruption
+// (nothing acknowledged is lost: everything before the last fsync verifies, and Salvage keeps it).
+//
+// The chain cannot see the loss of complete trailing records (a restored backup, a lying disk
+// cache). A ledger that depends on another records its [Ledger.Head] after a synced append; on
+// resume [Ledger.CheckAnchor] fails with [ErrRollback] if that (seq, h) is gone.
+//
+// [OpenReadOnly] and [Verify] take no lock and change nothing: they report a torn tail instead
+// of repairing it (Verify returns it as an error wrapping [ErrTornTail]), and report the head.
+//
+// # Goroutines and ownership
+//
+// A writable Ledger owns the lock and the O_APPEND descriptor until Close. Its methods may be
+// called from any goroutine; Append, Sync, Close and the fault state are serialized by one mutex,
+// so records are numbered in the order their Append calls acquire it. PutBlob writes its file
+// outside that mutex. [Ledger.Records] opens its own read descriptor and re-verifies the file up
+// to the head at the time of the call, so it may run while appends continue. No goroutines are
+// started.
+//
+// # Filesystem seam
+//
+// Every file operation goes through [FS] (OpenFile, Mkdir, Rename, Remove, SyncDir, Lock) and
+// [File] (Read, Write, Sync, Truncate, Close); [OSFS] is the real one. Package ledgertest has
+// an in-memory FS that simulates power loss and a decorator that injects faults.
+package ledger

@@ -1,0 +1,456 @@
+package ledger
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"iter"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Options configure Create, Open and OpenReadOnly. The zero value is production: the real
+// filesystem, the wall clock, UUIDv7 ids.
+type Options struct {
+	FS    FS               // nil: OSFS{}
+	Now   func() time.Time // record timestamps; nil: time.Now
+	NewID func() string    // ids for records appended without one; nil: UUIDv7
+}
+
+func (o Options) fs() FS {
+	if o.FS == nil {
+		return OSFS{}
+	}
+	return o.FS
+}
+
+func (o Options) now() time.Time {
+	if o.Now == nil {
+		return time.Now()
+	}
+	return o.Now()
+}
+
+func (o Options) newID() string {
+	if o.NewID != nil {
+		return o.NewID()
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.NewString()
+	}
+	return id.String()
+}
+
+// Report is what opening or verifying found.
+type Report struct {
+	Header   Header
+	HeadSeq  int64  // seq of the last verified record
+	HeadHash string // its h
+	Size     int64  // bytes of verified records (the whole file unless Torn is set)
+	// Torn is the torn tail found. Open repaired it: Evidence names the copy, the head is the
+	// recovery record, and Warnings says so. OpenReadOnly and Verify only report it.
+	Torn     *TornTail
+	Warnings []string
+}
+
+// Ledger is one open ledger. A Ledger from Create or Open is the single writer: it holds the
+// directory's lock until Close. A Ledger from OpenReadOnly holds no lock and refuses writes.
+// All methods are safe for concurrent use; appends are serialized by one mutex (the append
+// queue), which assigns seq, prev and h in call order.
+type Ledger struct {
+	dir, path string
+	fsys      FS
+	opts      Options
+	readOnly  bool
+
+	mu     sync.Mutex
+	f      File      // O_WRONLY|O_APPEND; nil when read-only
+	lock   io.Closer // nil when read-only
+	header Header
+	c      *chain // seq, prev, ids and hashes of every record in the file
+	size   int64  // bytes of verified or appended records
+	dirty  bool   // appended bytes not yet fsynced
+	fault  error  // the write or fsync error that faulted the ledger
+	closed bool
+}
+
+// Create makes a new ledger in dir (created, with its parents, if missing): it takes the lock,
+// creates ledger.jsonl exclusively, writes and fsyncs the header (seq 1, id header.ID), and
+// fsyncs the directory. header.Format is set to FormatVersion.
+func Create(dir string, header Header, opts Options) (*Ledger, error) {
+	switch header.Type {
+	case TypeSession, TypeRun, TypeLoop:
+	default:
+		return nil, fmt.Errorf("ledger: create: unknown ledger type %q", header.Type)
+	}
+	if !ValidID(header.ID) {
+		return nil, fmt.Errorf("ledger: create: invalid ledger id %q", header.ID)
+	}
+	header.Format = FormatVersion
+	fsys := opts.fs()
+	if err := ensureDir(fsys, dir); err != nil {
+		return nil, fmt.Errorf("ledger: create %s: %w", dir, err)
+	}
+	lock, err := fsys.Lock(filepath.Join(dir, LockName))
+	if err != nil {
+		return nil, err
+	}
+	l := &Ledger{dir: dir, path: filepath.Join(dir, FileName), fsys: fsys, opts: opts, lock: lock, c: newChain()}
+	f, err := fsys.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("ledger: create: %w", err)
+	}
+	l.f = f
+	if _, err := l.appendLocked(KindHeader, header.ID, "", header, true); err != nil {
+		// Nothing was acknowledged: remove the partial file so that Create can be retried.
+		f.Close()
+		_ = fsys.Remove(l.path)
+		lock.Close()
+		return nil, fmt.Errorf("ledger: create: %w", err)
+	}
+	if err := fsys.SyncDir(dir); err != nil {
+		f.Close()
+		lock.Close()
+		return nil, fmt.Errorf("ledger: create: %w", err)
+	}
+	l.header = header
+	return l, nil
+}
+
+// Open opens an existing ledger for appending: it takes the lock, verifies the whole file, and
+// repairs a torn tail (evidence copy, truncate, fsync, recovery record). Corruption fails with
+// a *CorruptError; nothing is exposed or changed.
+func Open(dir string, opts Options) (*Ledger, *Report, error) {
+	fsys := opts.fs()
+	lock, err := fsys.Lock(filepath.Join(dir, LockName))
+	if err != nil {
+		return nil, nil, err
+	}
+	l, rep, err := load(dir, opts, false)
+	if err != nil {
+		lock.Close()
+		return nil, nil, err
+	}
+	l.lock = lock
+	f, err := fsys.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		lock.Close()
+		return nil, nil, fmt.Errorf("ledger: open for append: %w", err)
+	}
+	l.f = f
+	if rep.Torn != nil {
+		if err := l.repair(rep); err != nil {
+			l.f.Close()
+			lock.Close()
+			return nil, nil, err
+		}
+	}
+	return l, rep, nil
+}
+
+// OpenReadOnly verifies the ledger without taking the lock and returns a read-only Ledger over
+// its verified records. A torn tail (a writer may be mid-append) is reported in Report.Torn and
+// not exposed; corruption fails with a *CorruptError.
+func OpenReadOnly(dir string, opts Options) (*Ledger, *Report, error) {
+	return load(dir, opts, true)
+}
+
+// Verify checks the whole chain, read-only and without the lock, and reports the head. A torn
+// tail is an error here (wrapping ErrTornTail; Open would repair it) with the report of the
+// verified prefix; corruption is a *CorruptError.
+func Verify(dir string, opts Options) (*Report, error) {
+	l, rep, err := load(dir, opts, true)
+	if err != nil {
+		return nil, err
+	}
+	_ = l.Close()
+	if rep.Torn != nil {
+		return rep, fmt.Errorf("ledger %s: %d bytes after seq %d are an incomplete record: %w",
+			l.path, rep.Torn.Bytes, rep.HeadSeq, ErrTornTail)
+	}
+	return rep, nil
+}
+
+// load verifies the file and builds a Ledger without a write handle.
+func load(dir string, opts Options, readOnly bool) (*Ledger, *Report, error) {
+	l := &Ledger{dir: dir, path: filepath.Join(dir, FileName), fsys: opts.fs(), opts: opts, readOnly: readOnly, c: newChain()}
+	res, err := readVerified(l.fsys, l.path, l.c, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if l.c.seq == 0 {
+		return nil, nil, fmt.Errorf("ledger %s: %w", l.path, ErrIncomplete)
+	}
+	l.header = l.c.header
+	l.size = res.end
+	rep := &Report{Header: l.header, HeadSeq: l.c.seq, HeadHash: l.c.prev, Size: res.end, Torn: res.torn}
+	return l, rep, nil
+}
+
+// Entry is one record to append.
+type Entry struct {
+	Kind   string // a valid kind; not one of this package's (header, recovery, salvage)
+	ID     string // a provisioned id, or "" to generate one
+	Parent string // an earlier record's id, or "" for none (null)
+	Body   any    // encoded with encoding/json; a json.RawMessage must be strict JSON
+	// NoSync marks bookkeeping: the record is written but not fsynced; it becomes durable with
+	// the next synced Append, Sync or Close. Intents and results must leave it false.
+	NoSync bool
+}
+
+// Append adds one record: it assigns seq, prev and h, writes the whole line with one write
+// call, and (unless e.NoSync) fsyncs before returning. Invalid input (kind, ids, a body that is
+// not strict JSON or a line over MaxLineBytes) is refused without writing. A write or fsync
+// error faults the ledger: this and every later write returns an error wrapping ErrFaulted and
+// the cause.
+func (l *Ledger) Append(e Entry) (Record, error) {
+	switch e.Kind {
+	case KindHeader, KindRecovery, KindSalvage:
+		return Record{}, fmt.Errorf("ledger: kind %q is reserved for the ledger itself", e.Kind)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writable(); err != nil {
+		return Record{}, err
+	}
+	id := e.ID
+	if id == "" {
+		id = l.opts.newID()
+	}
+	return l.appendLocked(e.Kind, id, e.Parent, e.Body, !e.NoSync)
+}
+
+// writable says why l cannot write, if it cannot. l.mu is held.
+func (l *Ledger) writable() error {
+	switch {
+	case l.closed:
+		return ErrClosed
+	case l.readOnly:
+		return ErrReadOnly
+	case l.fault != nil:
+		return fmt.Errorf("%w: %w", ErrFaulted, l.fault)
+	}
+	return nil
+}
+
+// appendLocked builds, checks, writes and optionally fsyncs one record. l.mu is held (or l is
+// not yet shared).
+func (l *Ledger) appendLocked(kind, id, parent string, body any, doSync bool) (Record, error) {
+	if !ValidKind(kind) {
+		return Record{}, fmt.Errorf("ledger: invalid kind %q", kind)
+	}
+	if !ValidID(id) {
+		return Record{}, fmt.Errorf("ledger: invalid id %q (1-%d of A-Z a-z 0-9 . _ : -)", id, maxIDLen)
+	}
+	if _, dup := l.c.ids[id]; dup {
+		return Record{}, fmt.Errorf("ledger: id %q: %w", id, ErrDuplicateID)
+	}
+	if parent != "" {
+		if _, ok := l.c.ids[parent]; !ok {
+			return Record{}, fmt.Errorf("ledger: parent %q: %w", parent, ErrUnknownParent)
+		}
+	}
+	b, err := encodeBody(body)
+	if err != nil {
+		return Record{}, err
+	}
+	seq := l.c.seq + 1
+	line, _ := buildLine(FormatVersion, seq, id, parent, kind, l.opts.now(), b, l.c.prev)
+	if len(line) > MaxLineBytes {
+		return Record{}, fmt.Errorf("ledger: %s record of %d bytes exceeds the %d-byte line cap; store the payload with PutBlob and reference its digest: %w",
+			kind, len(line), MaxLineBytes, ErrTooLarge)
+	}
+	// The writer checks each line exactly as a reader will, on a copy of the chain's position,
+	// so it never writes a line that would not verify.
+	probe := &chain{seq: l.c.seq, prev: l.c.prev, ids: l.c.ids}
+	rec, le := probe.check(line[:len(line)-1])
+	if le != nil {
+		return Record{}, fmt.Errorf("ledger: refusing to write an invalid record: %s", le.reason)
+	}
+	n, err := l.f.Write(line)
+	if err == nil && n != len(line) {
+		err = fmt.Errorf("short write: %d of %d bytes: %w", n, len(line), io.ErrShortWrite)
+	}
+	if err != nil {
+		l.fault = fmt.Errorf("write %s seq %d: %w", l.path, seq, err)
+		return Record{}, fmt.Errorf("%w: %w", ErrFaulted, l.fault)
+	}
+	l.dirty = true
+	rec.Offset = l.size
+	l.size += int64(len(line))
+	l.c.commit(rec)
+	if seq == 1 {
+		l.header = l.c.header
+	}
+	if doSync {
+		if err := l.syncLocked(); err != nil {
+			return Record{}, err
+		}
+	}
+	return rec, nil
+}
+
+// syncLocked fsyncs appended bytes; an error faults the ledger (fsync is never retried).
+func (l *Ledger) syncLocked() error {
+	if !l.dirty {
+		return nil
+	}
+	if err := l.f.Sync(); err != nil {
+		l.fault = fmt.Errorf("fsync %s: %w", l.path, err)
+		return fmt.Errorf("%w: %w", ErrFaulted, l.fault)
+	}
+	l.dirty = false
+	return nil
+}
+
+// Sync makes every appended record durable (the group commit for NoSync records).
+func (l *Ledger) Sync() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writable(); err != nil {
+		return err
+	}
+	return l.syncLocked()
+}
+
+// Close fsyncs NoSync records still pending (unless the ledger is faulted), closes the file and
+// releases the lock. Later calls return ErrClosed; Close itself may be called again.
+func (l *Ledger) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	var errs []error
+	if l.f != nil {
+		if l.fault == nil {
+			if err := l.syncLocked(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		errs = append(errs, l.f.Close())
+	}
+	if l.lock != nil {
+		errs = append(errs, l.lock.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Dir is the ledger's directory.
+func (l *Ledger) Dir() string { return l.dir }
+
+// Header is the ledger's header (seq 1).
+func (l *Ledger) Header() Header {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.header
+}
+
+// Head is the seq and h of the last record written (fsynced unless it was a NoSync append).
+// Anchor another ledger to it only after a synced append or Sync.
+func (l *Ledger) Head() (seq int64, h string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.c.seq, l.c.prev
+}
+
+// Has reports whether a record with id exists.
+func (l *Ledger) Has(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.c.ids[id]
+	return ok
+}
+
+// CheckAnchor verifies that the record seq is still in the ledger with hash h, as recorded by a
+// dependent ledger. Otherwise it returns an error wrapping ErrRollback.
+func (l *Ledger) CheckAnchor(seq int64, h string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if seq < 1 || seq > l.c.seq {
+		return fmt.Errorf("ledger %s: anchored seq %d is not present (head is seq %d): %w", l.path, seq, l.c.seq, ErrRollback)
+	}
+	got := l.c.hashes[seq-1]
+	if hex.EncodeToString(got[:]) != h {
+		return fmt.Errorf("ledger %s: seq %d has h %x, the anchor recorded %s: %w", l.path, seq, got, h, ErrRollback)
+	}
+	return nil
+}
+
+// Records iterates over the ledger's records in seq order, re-reading the file and verifying it
+// again up to the head known when Records is called (so it is safe while appends continue).
+// After an error (a *CorruptError if the file changed under the ledger) iteration stops.
+func (l *Ledger) Records() iter.Seq2[Record, error] {
+	return func(yield func(Record, error) bool) {
+		l.mu.Lock()
+		end, head := l.size, l.c.seq
+		var want [sha256.Size]byte
+		if head > 0 {
+			want = l.c.hashes[head-1]
+		}
+		closed := l.closed
+		l.mu.Unlock()
+		if closed {
+			yield(Record{}, ErrClosed)
+			return
+		}
+		f, err := l.fsys.OpenFile(l.path, os.O_RDONLY, 0)
+		if err != nil {
+			yield(Record{}, fmt.Errorf("ledger: open for reading: %w", err))
+			return
+		}
+		defer f.Close()
+		c := newChain()
+		res, err := scan(l.path, io.LimitReader(f, end), c, func(r Record) error {
+			if !yield(r, nil) {
+				return errStop
+			}
+			return nil
+		})
+		switch {
+		case err == errStop:
+			return
+		case err != nil:
+			yield(Record{}, err)
+			return
+		}
+		if res.torn != nil || c.seq != head || head > 0 && c.hashes[head-1] != want {
+			yield(Record{}, &CorruptError{Path: l.path, Offset: res.end, Seq: c.seq + 1,
+				Reason: fmt.Sprintf("the file changed since it was verified (head seq %d expected)", head)})
+		}
+	}
+}
+
+// ensureDir creates dir and missing parents, fsyncing each parent whose entries changed.
+func ensureDir(fsys FS, dir string) error {
+	err := fsys.Mkdir(dir, 0o700)
+	switch {
+	case err == nil:
+		return fsys.SyncDir(filepath.Dir(dir))
+	case errors.Is(err, fs.ErrExist):
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return err
+		}
+		if err := ensureDir(fsys, parent); err != nil {
+			return err
+		}
+		if err := fsys.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		return fsys.SyncDir(parent)
+	}
+	return err
+}

@@ -1,0 +1,471 @@
+package ledger
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reinhq/rein/internal/strictjson"
+)
+
+// Format constants. See doc.go for the line format.
+const (
+	// FormatVersion is the envelope version this package writes and the newest it reads.
+	FormatVersion = 1
+	// MaxLineBytes caps a line, newline included. Larger payloads go to the blob store.
+	MaxLineBytes = 1 << 20
+	// FileName, LockName and BlobDir are the ledger's entries in its directory.
+	FileName = "ledger.jsonl"
+	LockName = "ledger.lock"
+	BlobDir  = "blobs"
+	// TornPrefix starts the name of an evidence copy: ledger.jsonl.torn-<seq>[.<n>].
+	TornPrefix = FileName + ".torn-"
+)
+
+// Kinds owned by this package. Append refuses them; readers must know them.
+const (
+	KindHeader   = "header"   // seq 1, body: Header
+	KindRecovery = "recovery" // after a torn-tail repair, body: Recovery
+	KindSalvage  = "salvage"  // after the prefix copied by Salvage, body: SalvageInfo
+)
+
+// Type is what a ledger records.
+type Type string
+
+// Ledger types.
+const (
+	TypeSession Type = "session"
+	TypeRun     Type = "run"
+	TypeLoop    Type = "loop"
+)
+
+// Header is the body of seq 1.
+type Header struct {
+	Type Type   `json:"type"`
+	ID   string `json:"id"` // the ledger's id; also the header record's id
+	// Format is the FormatVersion the ledger was created with (set by Create).
+	Format int `json:"format"`
+	// Bindings names what the ledger is bound to (for a run: the lock digests; for a fork: the
+	// parent session and entry). Free-form; encoded with sorted keys.
+	Bindings map[string]string `json:"bindings,omitempty"`
+}
+
+// Recovery is the body of a recovery record.
+type Recovery struct {
+	TruncatedBytes  int64  `json:"truncatedBytes"`
+	DiscardedSHA256 string `json:"discardedSha256"`
+	Evidence        string `json:"evidence"` // file name of the evidence copy, in the ledger directory
+}
+
+// Record is one verified line.
+type Record struct {
+	V        int
+	Seq      int64
+	ID       string
+	ParentID string // "" when the line has "parentId":null
+	Kind     string
+	TS       time.Time
+	Body     json.RawMessage // the body's bytes exactly as written
+	Prev     string          // hex h of seq-1; "" for seq 1
+	H        string          // hex sha256(Prev ‖ payload)
+	Offset   int64           // byte offset of the line in the file
+}
+
+// Skippable reports whether a reader that does not know kind may skip the record: kinds
+// beginning with "x-" are skippable, every other unknown kind must stop the reader.
+func Skippable(kind string) bool { return strings.HasPrefix(kind, "x-") }
+
+// members of the payload, in order. The line adds "h" last.
+var envelope = [...]string{`"v"`, `"seq"`, `"id"`, `"parentId"`, `"kind"`, `"ts"`, `"body"`, `"prev"`}
+
+const (
+	hexLen     = 2 * sha256.Size
+	trailerLen = len(`,"h":"`) + hexLen + len(`"}`) // 72
+	maxIDLen   = 128
+	maxKindLen = 64
+)
+
+// ValidID reports whether s may be a record id: 1 to 128 of [A-Za-z0-9._:-].
+func ValidID(s string) bool {
+	if len(s) == 0 || len(s) > maxIDLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidKind reports whether s may be a kind: 1 to 64 of [a-z0-9_.-], starting with a letter.
+func ValidKind(s string) bool {
+	if len(s) == 0 || len(s) > maxKindLen || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func validHex(s []byte) bool {
+	if len(s) != hexLen {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// chainHash is h = sha256(prev ‖ payload), prev being the 64 ASCII hex characters of the previous
+// h (nothing for seq 1) and payload the line's bytes up to the trailer plus the closing "}".
+func chainHash(prev string, head []byte) [sha256.Size]byte {
+	d := sha256.New()
+	d.Write([]byte(prev))
+	d.Write(head)
+	d.Write([]byte("}"))
+	var sum [sha256.Size]byte
+	d.Sum(sum[:0])
+	return sum
+}
+
+// buildLine renders a record. body must be compact JSON without newlines.
+func buildLine(v int, seq int64, id, parent, kind string, ts time.Time, body []byte, prev string) ([]byte, [sha256.Size]byte) {
+	b := make([]byte, 0, 256+len(body))
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, int64(v), 10)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, seq, 10)
+	b = append(b, `,"id":`...)
+	b = strconv.AppendQuote(b, id) // ids are restricted to characters JSON and Go quote alike
+	b = append(b, `,"parentId":`...)
+	if parent == "" {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendQuote(b, parent)
+	}
+	b = append(b, `,"kind":`...)
+	b = strconv.AppendQuote(b, kind)
+	b = append(b, `,"ts":"`...)
+	b = ts.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","body":`...)
+	b = append(b, body...)
+	b = append(b, `,"prev":"`...)
+	b = append(b, prev...)
+	b = append(b, '"')
+	sum := chainHash(prev, b)
+	b = append(b, `,"h":"`...)
+	b = hex.AppendEncode(b, sum[:])
+	b = append(b, "\"}\n"...)
+	return b, sum
+}
+
+// encodeBody marshals a body. json.RawMessage is compacted by encoding/json and then checked
+// strictly (duplicate keys), so a line is never written that a reader would refuse.
+func encodeBody(body any) ([]byte, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: encode body: %w", err)
+	}
+	if _, err := strictjson.Decode(string(b)); err != nil {
+		return nil, fmt.Errorf("ledger: body is not strict JSON: %w", err)
+	}
+	return b, nil
+}
+
+// lineError is why a line is not a valid record. complete says whether the line is nevertheless
+// a syntactically complete record (well-formed trailer, strict JSON payload): a complete record
+// can never be a torn write, so it is corruption wherever it stands.
+type lineError struct {
+	complete bool
+	reason   string
+	err      error // a non-corruption condition (ErrUnsupportedVersion), else nil
+}
+
+func (e *lineError) Error() string { return e.reason }
+
+func notRecord(format string, args ...any) *lineError {
+	return &lineError{reason: fmt.Sprintf(format, args...)}
+}
+
+func badRecord(format string, args ...any) *lineError {
+	return &lineError{complete: true, reason: fmt.Sprintf(format, args...)}
+}
+
+// parseLine checks one line (without its newline) on its own: cap, trailer shape, strict JSON,
+// member order and types. The chain (seq, prev, h, ids) is checked by chain.accept.
+func parseLine(line []byte) (Record, *lineError) {
+	var r Record
+	if len(line)+1 > MaxLineBytes {
+		return r, notRecord("line of %d bytes exceeds the %d-byte cap", len(line)+1, MaxLineBytes)
+	}
+	n := len(line)
+	if n < trailerLen+2 || string(line[n-trailerLen:n-hexLen-2]) != `,"h":"` || string(line[n-2:]) != `"}` ||
+		!validHex(line[n-hexLen-2:n-2]) {
+		return r, notRecord("no trailer: a line must end with ,\"h\":\"<64 lowercase hex>\"}")
+	}
+	if line[0] != '{' {
+		return r, notRecord("a line must start with {")
+	}
+	r.H = string(line[n-hexLen-2 : n-2])
+	payload := string(line[:n-trailerLen]) + "}"
+	tree, err := strictjson.Decode(payload)
+	if err != nil {
+		return r, notRecord("not strict JSON: %v", err)
+	}
+	obj, ok := tree.(map[string]any)
+	if !ok {
+		return r, notRecord("not a JSON object")
+	}
+	body, le := envelopeMembers(payload)
+	if le != nil {
+		return r, le
+	}
+	v, ok := intMember(obj["v"])
+	if !ok || v < 1 {
+		return r, badRecord("v is not a positive integer")
+	}
+	if v > FormatVersion {
+		return r, &lineError{complete: true, reason: fmt.Sprintf("format version %d is newer than this reader (%d)", v, FormatVersion),
+			err: ErrUnsupportedVersion}
+	}
+	r.V = int(v)
+	if r.Seq, ok = intMember(obj["seq"]); !ok || r.Seq < 1 {
+		return r, badRecord("seq is not a positive integer")
+	}
+	if r.ID, ok = obj["id"].(string); !ok || !ValidID(r.ID) {
+		return r, badRecord("id is not a valid id")
+	}
+	switch p := obj["parentId"].(type) {
+	case nil:
+	case string:
+		if !ValidID(p) {
+			return r, badRecord("parentId is not a valid id")
+		}
+		r.ParentID = p
+	default:
+		return r, badRecord("parentId is neither a string nor null")
+	}
+	if r.Kind, ok = obj["kind"].(string); !ok || !ValidKind(r.Kind) {
+		return r, badRecord("kind is not a valid kind")
+	}
+	ts, ok := obj["ts"].(string)
+	if !ok {
+		return r, badRecord("ts is not a string")
+	}
+	if r.TS, err = time.Parse(time.RFC3339Nano, ts); err != nil {
+		return r, badRecord("ts is not an RFC 3339 time")
+	}
+	r.Body = json.RawMessage(body)
+	if r.Prev, ok = obj["prev"].(string); !ok || r.Prev != "" && !validHex([]byte(r.Prev)) {
+		return r, badRecord("prev is neither empty nor 64 lowercase hex")
+	}
+	return r, nil
+}
+
+func intMember(v any) (int64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	s := string(n)
+	if s == "" || strings.ContainsAny(s, ".eE+") || s[0] == '-' || len(s) > 1 && s[0] == '0' {
+		return 0, false
+	}
+	i, err := strconv.ParseInt(s, 10, 64)
+	return i, err == nil
+}
+
+// envelopeMembers checks that the top-level members of p, a JSON object already validated by
+// strictjson, are exactly the envelope's in order, and returns the raw body.
+func envelopeMembers(p string) (body string, le *lineError) {
+	i := skipSpace(p, skipSpace(p, 0)+1)
+	k := 0
+	for ; i < len(p) && p[i] != '}'; k++ {
+		kEnd := skipValue(p, i)
+		if k >= len(envelope) || p[i:kEnd] != envelope[k] {
+			break
+		}
+		i = skipSpace(p, kEnd)
+		i = skipSpace(p, i+1) // ':'
+		vEnd := skipValue(p, i)
+		if k == 6 {
+			body = p[i:vEnd]
+		}
+		i = skipSpace(p, vEnd)
+		if i < len(p) && p[i] == ',' {
+			i = skipSpace(p, i+1)
+		}
+	}
+	if k != len(envelope) || i >= len(p) || p[i] != '}' {
+		return "", badRecord("the members before h must be exactly %s, in this order", strings.Join(envelope[:], ","))
+	}
+	return body, nil
+}
+
+func skipSpace(p string, i int) int {
+	for i < len(p) && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the valid JSON value starting at p[i].
+func skipValue(p string, i int) int {
+	if i >= len(p) {
+		return i
+	}
+	switch p[i] {
+	case '"':
+		for j := i + 1; j < len(p); j++ {
+			switch p[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return len(p)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(p); j++ {
+			switch p[j] {
+			case '"':
+				j = skipValue(p, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(p)
+	default:
+		j := i
+		for j < len(p) && !isDelim(p[j]) {
+			j++
+		}
+		return j
+	}
+}
+
+func isDelim(c byte) bool {
+	switch c {
+	case ',', '}', ']', ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
+}
+
+// chain is the verifier's state: everything a line is checked against.
+type chain struct {
+	seq    int64
+	prev   string
+	ids    map[string]struct{}
+	hashes [][sha256.Size]byte
+	header Header
+}
+
+func newChain() *chain { return &chain{ids: map[string]struct{}{}} }
+
+// accept verifies line as record seq+1 and advances the chain.
+func (c *chain) accept(line []byte) (Record, *lineError) {
+	r, le := c.check(line)
+	if le == nil {
+		c.commit(r)
+	}
+	return r, le
+}
+
+// check verifies line as record seq+1 without changing the chain.
+func (c *chain) check(line []byte) (Record, *lineError) {
+	r, le := parseLine(line)
+	if le != nil && le.err == ErrUnsupportedVersion {
+		// Only a record that chains correctly is a newer writer's; otherwise it is damage.
+		sum := chainHash(c.prev, line[:len(line)-trailerLen])
+		if hex.EncodeToString(sum[:]) != r.H {
+			return r, badRecord("%s, and h does not match the record's bytes", le.reason)
+		}
+	}
+	if le != nil {
+		return r, le
+	}
+	want := c.seq + 1
+	if r.Seq != want {
+		return r, badRecord("seq %d where seq %d was expected", r.Seq, want)
+	}
+	if r.Prev != c.prev {
+		return r, badRecord("prev does not match the h of seq %d", c.seq)
+	}
+	sum := chainHash(r.Prev, line[:len(line)-trailerLen])
+	if hex.EncodeToString(sum[:]) != r.H {
+		return r, badRecord("h does not match the record's bytes")
+	}
+	if _, dup := c.ids[r.ID]; dup {
+		return r, badRecord("id %q is already used by an earlier record", r.ID)
+	}
+	if r.ParentID != "" {
+		if _, ok := c.ids[r.ParentID]; !ok {
+			return r, badRecord("parentId %q names no earlier record", r.ParentID)
+		}
+	}
+	if want == 1 {
+		if _, err := parseHeader(r); err != nil {
+			return r, badRecord("header: %v", err)
+		}
+	} else if r.Kind == KindHeader {
+		return r, badRecord("a header record after seq 1")
+	}
+	return r, nil
+}
+
+// commit advances the chain past r, which check accepted.
+func (c *chain) commit(r Record) {
+	if r.Seq == 1 {
+		c.header, _ = parseHeader(r)
+	}
+	var sum [sha256.Size]byte
+	hex.Decode(sum[:], []byte(r.H))
+	c.ids[r.ID] = struct{}{}
+	c.hashes = append(c.hashes, sum)
+	c.seq = r.Seq
+	c.prev = r.H
+}
+
+func parseHeader(r Record) (Header, error) {
+	var h Header
+	if r.Kind != KindHeader {
+		return h, fmt.Errorf("seq 1 has kind %q, want %q", r.Kind, KindHeader)
+	}
+	if r.ParentID != "" {
+		return h, errors.New("the header has a parentId")
+	}
+	if err := strictjson.Unmarshal(r.Body, &h); err != nil {
+		return h, err
+	}
+	if !ValidKind(string(h.Type)) {
+		return h, fmt.Errorf("ledger type %q is not valid", h.Type)
+	}
+	if h.ID != r.ID {
+		return h, fmt.Errorf("header id %q differs from the record id %q", h.ID, r.ID)
+	}
+	if h.Format != r.V {
+		return h, fmt.Errorf("header format %d differs from the record's v %d", h.Format, r.V)
+	}
+	return h, nil
+}

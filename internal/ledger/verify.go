@@ -1,0 +1,177 @@
+package ledger
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// TornTail describes an incomplete final record: the bytes after the last valid record are a
+// prefix of one record (no newline, unparseable, or no trailer), possibly followed by zero
+// fill, and contain no complete record.
+type TornTail struct {
+	Offset   int64  // end of the last valid record, where the torn bytes start
+	Bytes    int64  // bytes from Offset to the end of the file, zero fill included
+	SHA256   string // hex digest of those bytes
+	Evidence string // set by Open: file name of the evidence copy in the ledger directory
+}
+
+// scanResult is what a verified read found.
+type scanResult struct {
+	end  int64     // offset after the last valid record
+	torn *TornTail // non-nil when the file ends in a torn tail
+}
+
+// errStop ends a scan early without an error (a consumer stopped iterating).
+var errStop = errors.New("stop")
+
+// scan verifies the ledger read from r line by line against c, calling fn (when non-nil) for each
+// verified record, in order. Lines are read with an explicit cap (MaxLineBytes). It returns a
+// *CorruptError for anything but a torn tail, and never skips a line.
+func scan(path string, r io.Reader, c *chain, fn func(Record) error) (scanResult, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var off int64
+	var raw []byte
+	for {
+		raw = raw[:0]
+		var rerr error
+		for {
+			frag, err := br.ReadSlice('\n')
+			raw = append(raw, frag...)
+			if err == bufio.ErrBufferFull && len(raw) <= MaxLineBytes {
+				continue
+			}
+			if err != nil && err != bufio.ErrBufferFull {
+				rerr = err
+			}
+			break
+		}
+		if rerr != nil && rerr != io.EOF {
+			return scanResult{end: off}, fmt.Errorf("read ledger %s: %w", path, rerr)
+		}
+		if len(raw) == 0 {
+			return scanResult{end: off}, nil // clean end
+		}
+		nl := raw[len(raw)-1] == '\n'
+		tooLong := len(raw) > MaxLineBytes
+		if nl && !tooLong {
+			rec, le := c.accept(raw[:len(raw)-1])
+			if le == nil {
+				rec.Offset = off
+				if fn != nil {
+					if err := fn(rec); err != nil {
+						return scanResult{end: off + int64(len(raw))}, err
+					}
+				}
+				off += int64(len(raw))
+				continue
+			}
+			if le.err != nil {
+				return scanResult{end: off}, fmt.Errorf("ledger %s at offset %d (seq %d): %s: %w", path, off, c.seq+1, le.reason, le.err)
+			}
+			return classifyTail(path, off, c.seq+1, raw, le, br)
+		}
+		// No newline (end of file) or a line over the cap.
+		var le *lineError
+		if tooLong {
+			le = notRecord("line exceeds the %d-byte cap", MaxLineBytes)
+		} else {
+			le = notRecord("no newline at the end of the file")
+		}
+		return classifyTail(path, off, c.seq+1, raw, le, br)
+	}
+}
+
+// classifyTail decides whether the bytes from off to the end of the file (first, then the rest
+// of br) are a torn tail or corruption. first holds the first bad line, le why it is bad.
+func classifyTail(path string, off, seq int64, first []byte, le *lineError, br *bufio.Reader) (scanResult, error) {
+	corrupt := func(reason string) (scanResult, error) {
+		return scanResult{end: off}, &CorruptError{Path: path, Offset: off, Seq: seq, Reason: reason}
+	}
+	endsLine := first[len(first)-1] == '\n'
+	if le.complete && endsLine {
+		return corrupt(le.reason)
+	}
+	d := sha256.New()
+	d.Write(first)
+	keep := bytes.Clone(first[:min(len(first), MaxLineBytes+1)])
+	total := int64(len(first))
+	lastNonZero := int64(lastNonZeroIndex(first))
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := br.Read(buf)
+		chunk := buf[:n]
+		d.Write(chunk)
+		if i := lastNonZeroIndex(chunk); i >= 0 {
+			lastNonZero = total + int64(i)
+		}
+		if room := MaxLineBytes + 1 - len(keep); room > 0 {
+			keep = append(keep, chunk[:min(room, n)]...)
+		}
+		total += int64(n)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return scanResult{end: off}, fmt.Errorf("read ledger %s: %w", path, err)
+		}
+	}
+	if lastNonZero >= MaxLineBytes {
+		return corrupt(fmt.Sprintf("%s, and non-zero data continues for %d bytes: more than one record's worth, so not a torn tail",
+			le.reason, lastNonZero+1))
+	}
+	region := keep[:int(lastNonZero)+1]
+	// Every newline-terminated segment must hold no complete record, wherever it starts.
+	for start := 0; start < len(region); {
+		i := bytes.IndexByte(region[start:], '\n')
+		if i < 0 {
+			break // the unterminated final fragment is incomplete by definition
+		}
+		seg := region[start : start+i]
+		if at := completeRecordIn(seg); at >= 0 {
+			return corrupt(fmt.Sprintf("%s, and a complete record follows at offset %d", le.reason, off+int64(start+at)))
+		}
+		start += i + 1
+	}
+	return scanResult{end: off, torn: &TornTail{Offset: off, Bytes: total, SHA256: hex.EncodeToString(d.Sum(nil))}}, nil
+}
+
+// completeRecordIn returns where in seg a syntactically complete record (trailer plus strict
+// JSON payload) starts, or -1.
+func completeRecordIn(seg []byte) int {
+	for from := 0; ; {
+		i := bytes.Index(seg[from:], []byte(`{"v":`))
+		if i < 0 {
+			return -1
+		}
+		at := from + i
+		if _, le := parseLine(seg[at:]); le == nil || le.complete {
+			return at
+		}
+		from = at + 1
+	}
+}
+
+func lastNonZeroIndex(b []byte) int {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] != 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// readVerified opens path read-only and scans it.
+func readVerified(fsys FS, path string, c *chain, fn func(Record) error) (scanResult, error) {
+	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return scanResult{}, fmt.Errorf("open ledger: %w", err)
+	}
+	defer f.Close()
+	return scan(path, f, c, fn)
+}
