@@ -5,7 +5,9 @@ import (
 	"errors"
 
 	"github.com/reinhq/rein/internal/kernel"
+	"github.com/reinhq/rein/internal/ledger"
 	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/system"
 )
 
@@ -18,6 +20,7 @@ const (
 	ExitBlocked     = 4   // blocked by policy (trust, permissions, a hook)
 	ExitBudget      = 5   // a budget (--max-turns, --max-cost) was exhausted
 	ExitCheckFailed = 6   // a check the command exists to make failed (e.g. rein demo's tests)
+	ExitSession     = 7   // the session ledger cannot be used: corrupt, locked, rolled back, or a write failed
 	ExitInterrupted = 130 // interrupted (SIGINT, SIGTERM, abort)
 )
 
@@ -39,11 +42,20 @@ var exitTable = []struct {
 	{func(err error) bool { return errors.Is(err, kernel.ErrAborted) || errors.Is(err, context.Canceled) }, ExitInterrupted},
 	{func(err error) bool { _, ok := errors.AsType[*kernel.BudgetError](err); return ok }, ExitBudget},
 	{func(err error) bool { return errors.Is(err, ErrBlocked) }, ExitBlocked},
+	{func(err error) bool {
+		for _, s := range []error{ledger.ErrCorrupt, ledger.ErrLocked, ledger.ErrRollback, ledger.ErrIncomplete,
+			ledger.ErrFaulted, ledger.ErrTornTail, ledger.ErrUnsupportedVersion, session.ErrBusy} {
+			if errors.Is(err, s) {
+				return true
+			}
+		}
+		return false
+	}, ExitSession},
 	{func(err error) bool { return errors.Is(err, ErrCheckFailed) }, ExitCheckFailed},
 	{func(err error) bool { _, ok := errors.AsType[*llm.Error](err); return ok }, ExitModel},
 	{func(err error) bool {
 		return errors.Is(err, ErrUsage) || errors.Is(err, system.ErrConfig) || errors.Is(err, llm.ErrBadModelsFile) ||
-			errors.Is(err, system.ErrAuthPermissions)
+			errors.Is(err, system.ErrAuthPermissions) || errors.Is(err, system.ErrNoSession) || errors.Is(err, session.ErrBadForkPoint)
 	}, ExitUsage},
 }
 

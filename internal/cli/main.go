@@ -80,7 +80,7 @@ through confined tools, until it is done or a budget is reached.
 		return fmt.Errorf("%w: %v (see rein --help)", ErrUsage, err)
 	})
 	o.register(root)
-	root.AddCommand(newModelsCmd(e), newAuthCmd(e), newDemoCmd(e))
+	root.AddCommand(newModelsCmd(e), newAuthCmd(e), newDemoCmd(e), newSessionCmd(e))
 	usageArgs(root)
 	return root
 }

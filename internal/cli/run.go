@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +32,12 @@ type runOptions struct {
 	maxTurns int
 	maxCost  float64
 	retries  int
+
+	noSession bool
+	cont      bool
+	resume    string
+	sessionAt string
+	fork      string
 }
 
 func (o *runOptions) register(c *cobra.Command) {
@@ -46,6 +53,11 @@ func (o *runOptions) register(c *cobra.Command) {
 	f.BoolVar(&o.noTools, "no-tools", false, "offer no tools")
 	f.IntVar(&o.maxTurns, "max-turns", 0, "stop after this many model turns (0: no limit)")
 	f.Float64Var(&o.maxCost, "max-cost", 0, "stop once the run has cost this many US dollars (0: no limit)")
+	f.BoolVar(&o.noSession, "no-session", false, "keep the session in memory only (nothing under $REIN_HOME/sessions)")
+	f.BoolVarP(&o.cont, "continue", "c", false, "continue the latest session of this directory")
+	f.StringVar(&o.resume, "resume", "", "continue the session with this id (or unique id prefix)")
+	f.StringVar(&o.sessionAt, "session", "", "use the session with this id, or the session directory at this path (created if missing)")
+	f.StringVar(&o.fork, "fork", "", "start a new session from session ID, at ENTRY if given (ID[@ENTRY]); the parent is untouched")
 	f.IntVar(&o.retries, "max-retries", llm.DefaultRetryPolicy.MaxAttempts-1, "retries of a failed model call (rate limit, overload, 5xx, connection errors)")
 }
 
@@ -62,11 +74,42 @@ func (o *runOptions) validate() error {
 	if o.maxCost < 0 {
 		return fmt.Errorf("%w: --max-cost must not be negative", ErrUsage)
 	}
+	n := 0
+	for _, set := range []bool{o.noSession, o.cont, o.resume != "", o.sessionAt != "", o.fork != ""} {
+		if set {
+			n++
+		}
+	}
+	if n > 1 {
+		return fmt.Errorf("%w: --no-session, --continue, --resume, --session and --fork exclude each other", ErrUsage)
+	}
 	if o.noTools && o.tools != "" {
 		return fmt.Errorf("%w: --tools and --no-tools exclude each other", ErrUsage)
 	}
 	return nil
 }
+
+func (o *runOptions) sessionChoice() system.SessionChoice {
+	switch {
+	case o.noSession:
+		return system.SessionChoice{Mode: system.SessionNone}
+	case o.cont:
+		return system.SessionChoice{Mode: system.SessionContinue}
+	case o.resume != "":
+		return system.SessionChoice{Mode: system.SessionResume, Ref: o.resume}
+	case o.sessionAt != "":
+		if strings.ContainsRune(o.sessionAt, os.PathSeparator) {
+			return system.SessionChoice{Mode: system.SessionAt, Ref: o.sessionAt}
+		}
+		return system.SessionChoice{Mode: system.SessionResume, Ref: o.sessionAt}
+	case o.fork != "":
+		return system.SessionChoice{Mode: system.SessionFork, Ref: o.fork}
+	}
+	return system.SessionChoice{Mode: system.SessionNew}
+}
+
+// resuming says whether the run continues an existing conversation, so no prompt is needed.
+func (o *runOptions) resuming() bool { return o.cont || o.resume != "" || o.sessionAt != "" }
 
 func (o *runOptions) toolList() []string {
 	if o.tools == "" {
@@ -82,11 +125,15 @@ func (o *runOptions) toolList() []string {
 }
 
 // readPrompt takes the prompt from the arguments, else from stdin when it is not a terminal.
-func readPrompt(e *env, args []string) (string, error) {
+// With optional set (resuming a session), no prompt at all is allowed and returns "".
+func readPrompt(e *env, args []string, optional bool) (string, error) {
 	if len(args) > 0 {
 		return strings.Join(args, " "), nil
 	}
 	if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if optional {
+			return "", nil
+		}
 		return "", fmt.Errorf("%w: no prompt: pass one (rein -p \"...\") or pipe it on stdin; the interactive UI is not built yet", ErrUsage)
 	}
 	data, err := io.ReadAll(io.LimitReader(e.stdin, 16<<20))
@@ -94,7 +141,7 @@ func readPrompt(e *env, args []string) (string, error) {
 		return "", fmt.Errorf("%w: reading the prompt from stdin: %v", ErrUsage, err)
 	}
 	p := strings.TrimSpace(string(data))
-	if p == "" {
+	if p == "" && !optional {
 		return "", fmt.Errorf("%w: the prompt is empty: pass one as an argument or on stdin", ErrUsage)
 	}
 	return p, nil
@@ -110,7 +157,7 @@ func runPrompt(e *env, o *runOptions, args []string) error {
 	var rt *system.Runtime
 	if err == nil {
 		var prompt string
-		if prompt, err = readPrompt(e, args); err == nil {
+		if prompt, err = readPrompt(e, args, o.resuming()); err == nil {
 			rt, out, err = runAgent(e, o, prompt, jsonOut)
 		}
 	}
@@ -144,7 +191,7 @@ func runAgent(e *env, o *runOptions, prompt string, jsonOut *jsonWriter) (*syste
 	opts := system.Options{
 		Provider: o.provider, Model: o.model, BaseURL: o.baseURL, APIKey: o.apiKey, Script: o.script,
 		Tools: o.toolList(), NoTools: o.noTools, MaxTurns: o.maxTurns, MaxCost: o.maxCost,
-		Dir: dir, Home: home, Getenv: e.getenv,
+		Dir: dir, Home: home, Getenv: e.getenv, Session: o.sessionChoice(),
 	}
 	opts.Retry = llm.DefaultRetryPolicy
 	opts.Retry.MaxAttempts = o.retries + 1
@@ -156,14 +203,74 @@ func runAgent(e *env, o *runOptions, prompt string, jsonOut *jsonWriter) (*syste
 		return nil, nil, err
 	}
 	defer rt.Close()
-	out, err := rt.Agent.Run(e.ctx, nil, llm.UserText(prompt))
+	if jsonOut != nil && rt.Session != nil {
+		jsonOut.session = rt.Session.ID()
+	}
+	out, err := runSession(e, rt, prompt)
 	return rt, out, err
+}
+
+// runSession recovers a resumed session, then runs the prompt (or continues pending work) as
+// one run of the session. An interrupt is recorded durably before the run is signalled.
+func runSession(e *env, rt *system.Runtime, prompt string) (*kernel.Outcome, error) {
+	s := rt.Session
+	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(e.ctx))
+	defer cancel(nil)
+	stop := context.AfterFunc(e.ctx, func() {
+		if s != nil {
+			if err := s.Cancel("interrupted"); err != nil {
+				fmt.Fprintf(e.stderr, "rein: recording the interrupt: %v\n", err)
+			}
+		}
+		cancel(e.ctx.Err())
+	})
+	defer stop()
+	if s == nil {
+		return rt.Agent.Run(runCtx, nil, llm.UserText(prompt))
+	}
+	if rt.Opened != nil {
+		for _, w := range rt.Opened.Warnings {
+			fmt.Fprintf(e.stderr, "rein: session %s: %s\n", s.ID(), w)
+		}
+	}
+	if rt.Resumed {
+		acts, err := s.Recover(runCtx, rt.Agent)
+		if err != nil {
+			return nil, fmt.Errorf("recovering session %s: %w", s.ID(), err)
+		}
+		for _, a := range acts {
+			fmt.Fprintf(e.stderr, "rein: session %s was interrupted; recovered: %s\n", s.ID(), a)
+		}
+	}
+	history := s.Context()
+	if prompt == "" && !s.Pending() {
+		return nil, fmt.Errorf("%w: session %s has nothing pending to continue; give a prompt", ErrUsage, s.ID())
+	}
+	if err := s.BeginRun(); err != nil {
+		return nil, err
+	}
+	var out *kernel.Outcome
+	var err error
+	if prompt == "" {
+		out, err = rt.Agent.Continue(runCtx, history)
+	} else {
+		out, err = rt.Agent.Run(runCtx, history, llm.UserText(prompt))
+	}
+	status := "failed"
+	if out != nil {
+		status = string(out.Status)
+	}
+	if endErr := s.EndRun(status); endErr != nil && err == nil {
+		err = endErr
+	}
+	return out, err
 }
 
 // jsonWriter writes --mode json lines; events from parallel tools arrive serialized already.
 type jsonWriter struct {
-	mu  sync.Mutex
-	enc *json.Encoder
+	mu      sync.Mutex
+	enc     *json.Encoder
+	session string
 }
 
 func (w *jsonWriter) event(ev kernel.Event) {
@@ -191,6 +298,7 @@ func (w *jsonWriter) result(out *kernel.Outcome, rt *system.Runtime, err error) 
 	if rt != nil {
 		r.Provider, r.Model = rt.Model.Provider, rt.Model.ID
 	}
+	r.Session = w.session
 	if err != nil {
 		r.Error = err.Error()
 		var me *kernel.ModelError

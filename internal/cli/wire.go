@@ -92,6 +92,7 @@ type wireResult struct {
 	Error    string    `json:"error,omitempty"`
 	Provider string    `json:"provider,omitempty"`
 	Model    string    `json:"model,omitempty"`
+	Session  string    `json:"session,omitempty"`
 }
 
 func toWireUsage(u llm.Usage) wireUsage {

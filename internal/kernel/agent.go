@@ -96,8 +96,24 @@ type run struct {
 // Run adds prompt to history and loops until the model stops, a budget is reached, the
 // context is cancelled or something fails. history is not modified.
 func (a *Agent) Run(ctx context.Context, history []llm.Message, prompt llm.Message) (*Outcome, error) {
+	return a.start(ctx, history, &prompt)
+}
+
+// ErrNothingToContinue is returned by Continue when the history does not wait for the model.
+var ErrNothingToContinue = errors.New("nothing to continue: the conversation does not end with a user message or tool results")
+
+// Continue resumes a conversation that waits for the model — history ends with a user message
+// or tool results (after a crash, an abort or a budget stop) — without adding a prompt.
+func (a *Agent) Continue(ctx context.Context, history []llm.Message) (*Outcome, error) {
+	if len(history) == 0 || history[len(history)-1].Role == llm.RoleAssistant && !history[len(history)-1].Failed() {
+		return nil, ErrNothingToContinue
+	}
+	return a.start(ctx, history, nil)
+}
+
+func (a *Agent) start(ctx context.Context, history []llm.Message, prompt *llm.Message) (*Outcome, error) {
 	r := &run{Agent: a, ctx: ctx, out: &Outcome{}}
-	r.context = append(append([]llm.Message(nil), history...), prompt)
+	r.context = append([]llm.Message(nil), history...)
 	err := r.loop(prompt)
 	r.finish(err)
 	a.cfg.Observe(Event{Type: EventAgentEnd, Outcome: r.out})
@@ -119,19 +135,22 @@ func (r *run) finish(err error) {
 	}
 }
 
-func (r *run) loop(prompt llm.Message) error {
+func (r *run) loop(prompt *llm.Message) error {
 	cfg := &r.cfg
 	cfg.Observe(Event{Type: EventAgentStart})
-	if prompt.Time == 0 {
-		prompt.Time = cfg.Now().UnixMilli()
+	if prompt != nil {
+		p := *prompt
+		if p.Time == 0 {
+			p.Time = cfg.Now().UnixMilli()
+		}
+		if err := r.settle(Settlement{Entries: []Entry{{ID: cfg.NewID(), Message: p}}}); err != nil {
+			return err
+		}
+		r.context = append(r.context, p)
+		r.out.Messages = append(r.out.Messages, p)
+		cfg.Observe(Event{Type: EventMessageStart, Message: &p})
+		cfg.Observe(Event{Type: EventMessageEnd, Message: &p})
 	}
-	if err := r.settle(Settlement{Entries: []Entry{{ID: cfg.NewID(), Message: prompt}}}); err != nil {
-		return err
-	}
-	r.context[len(r.context)-1] = prompt
-	r.out.Messages = append(r.out.Messages, prompt)
-	cfg.Observe(Event{Type: EventMessageStart, Message: &prompt})
-	cfg.Observe(Event{Type: EventMessageEnd, Message: &prompt})
 
 	for {
 		if err := r.ctx.Err(); err != nil {

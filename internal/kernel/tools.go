@@ -234,3 +234,25 @@ func (r *run) settle(s Settlement) error {
 	}
 	return nil
 }
+
+// ReplaySafe reports whether the named tool is declared replay-safe now (for crash recovery).
+func (a *Agent) ReplaySafe(name string) bool {
+	t, ok := a.cfg.Tools.Get(name)
+	return ok && t.Spec().Replay == tool.ReplaySafe
+}
+
+// Replay runs one tool call outside a turn, for crash recovery: the arguments are validated as
+// in a turn, and every failure is an error result.
+func (a *Agent) Replay(ctx context.Context, call *llm.ToolCall) llm.Message {
+	t, ok := a.cfg.Tools.Get(call.Name)
+	if !ok {
+		return *errorResult(call, fmt.Sprintf("Tool %q not found.", call.Name))
+	}
+	args, err := tool.ValidateCall(t, call.Arguments)
+	if err != nil {
+		return *errorResult(call, err.Error())
+	}
+	r := &run{Agent: a, ctx: ctx, out: &Outcome{}}
+	var mu sync.Mutex
+	return *r.invoke(0, &pending{call: call, tool: t, args: args}, &mu)
+}

@@ -4,17 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/reinhq/rein/internal/contextpack"
 	"github.com/reinhq/rein/internal/kernel"
+	"github.com/reinhq/rein/internal/ledger"
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/anthropic"
 	"github.com/reinhq/rein/internal/llm/openai"
 	"github.com/reinhq/rein/internal/llm/openaicompat"
 	"github.com/reinhq/rein/internal/llm/script"
+	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/tool"
 	"github.com/reinhq/rein/internal/tool/fstool"
 	"github.com/reinhq/rein/internal/tool/grep"
@@ -48,6 +51,26 @@ type Options struct {
 	Retry llm.RetryPolicy
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Session says which session ledger records the run.
+	Session SessionChoice
+}
+
+// SessionMode says where a run is recorded.
+type SessionMode int
+
+const (
+	SessionNew      SessionMode = iota // a new session under $REIN_HOME/sessions/<project>/
+	SessionNone                        // in memory only (--no-session)
+	SessionContinue                    // the latest session of the working directory (-c)
+	SessionResume                      // the session Ref names: id, id prefix or path (--resume, --session)
+	SessionFork                        // a new session forked from Ref = ID[@ENTRY] (--fork)
+	SessionAt                          // the session at the path Ref, created if missing (--session PATH)
+)
+
+// SessionChoice selects the session of a run.
+type SessionChoice struct {
+	Mode SessionMode
+	Ref  string
 }
 
 // Runtime is a built run: the agent plus what it owns.
@@ -55,13 +78,23 @@ type Runtime struct {
 	Agent     *kernel.Agent
 	Model     llm.ModelInfo
 	Workspace *tool.Workspace
-	Recorder  *kernel.Memory
 	Tools     *tool.Set
 	KeySource KeySource
+	// Session is the durable session, nil with SessionNone; Resumed says it existed before.
+	Session *session.Session
+	Resumed bool
+	// Opened reports what opening an existing ledger found (a repaired torn tail).
+	Opened *ledger.Report
 }
 
-// Close releases the workspace.
-func (r *Runtime) Close() error { return r.Workspace.Close() }
+// Close releases the workspace and the session.
+func (r *Runtime) Close() error {
+	var err error
+	if r.Session != nil {
+		err = r.Session.Close()
+	}
+	return errors.Join(err, r.Workspace.Close())
+}
 
 // DefaultTools is the tool set offered when none is selected.
 var DefaultTools = []string{"read", "write", "edit", "bash", "grep", "find", "ls"}
@@ -81,42 +114,68 @@ func Build(o Options) (*Runtime, error) {
 	if err := reg.LoadOverrides(filepath.Join(o.Home, "models.json")); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
+	policy := llm.DefaultRetryPolicy
+	if o.Retry.MaxAttempts > 0 {
+		policy = o.Retry
+	}
+	ws, err := tool.OpenWorkspace(o.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	rt := &Runtime{Workspace: ws}
+	fail := func(err error) (*Runtime, error) {
+		rt.Close()
+		return nil, err
+	}
+	// An existing session brings its model configuration; a new one is created only once the
+	// configuration is known to work, so a mistake leaves no empty session behind.
+	if o.Session.Mode != SessionNew {
+		if err := openSession(o, rt, policy); err != nil {
+			return fail(err)
+		}
+		if rt.Session != nil {
+			sessionDefaults(&o, rt.Session)
+		}
+	}
 	provider, err := resolveProvider(o)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	modelID := o.Model
 	if modelID == "" {
 		modelID = llm.DefaultModel(provider)
 	}
 	if modelID == "" {
-		return nil, fmt.Errorf("%w: provider %s has no default model; pass --model", ErrConfig, provider)
+		return fail(fmt.Errorf("%w: provider %s has no default model; pass --model", ErrConfig, provider))
 	}
 	info, _ := reg.Lookup(provider, modelID)
 	model, keySource, err := buildModel(o, provider, info)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
-	policy := llm.DefaultRetryPolicy
-	if o.Retry.MaxAttempts > 0 {
-		policy = o.Retry
-	}
+	rt.KeySource = keySource
 	model = llm.Retry(model, policy)
-
-	ws, err := tool.OpenWorkspace(o.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	if rt.Tools, err = buildTools(ws, o); err != nil {
+		return fail(err)
 	}
-	tools, err := buildTools(ws, o)
-	if err != nil {
-		ws.Close()
-		return nil, err
+	if o.Session.Mode == SessionNew {
+		if err := openSession(o, rt, policy); err != nil {
+			return fail(err)
+		}
+	}
+	var rec kernel.Recorder = &kernel.Memory{}
+	sessionID := ""
+	if rt.Session != nil {
+		rec, sessionID = rt.Session, rt.Session.ID()
+		if err := recordConfig(rt.Session, provider, info.ID, o); err != nil {
+			return fail(err)
+		}
 	}
 	var lines []contextpack.ToolLine
-	for _, s := range tools.Specs() {
+	for _, s := range rt.Tools.Specs() {
 		lines = append(lines, contextpack.ToolLine{Name: s.Name, Snippet: s.Snippet})
 	}
-	rec := &kernel.Memory{}
+	tools := rt.Tools
 	agent, err := kernel.New(kernel.Config{
 		Model:     model,
 		Tools:     tools,
@@ -125,15 +184,136 @@ func Build(o Options) (*Runtime, error) {
 		MaxTurns:  o.MaxTurns,
 		MaxCost:   o.MaxCost,
 		MaxTokens: info.MaxOutput,
+		SessionID: sessionID,
 		Observe:   o.Observe,
 		Now:       o.Now,
 	})
 	if err != nil {
-		ws.Close()
-		return nil, err
+		return fail(err)
 	}
 	info.Provider = provider
-	return &Runtime{Agent: agent, Model: info, Workspace: ws, Recorder: rec, Tools: tools, KeySource: keySource}, nil
+	rt.Agent, rt.Model = agent, info
+	return rt, nil
+}
+
+// Session facts holding the model configuration (never a key).
+const (
+	FactProvider = "provider"
+	FactModel    = "model"
+	FactBaseURL  = "baseUrl"
+	FactScript   = "script"
+)
+
+// sessionDefaults fills the model configuration the flags left open from the session's facts.
+func sessionDefaults(o *Options, s *session.Session) {
+	if o.Provider == "" && o.Script == "" {
+		o.Provider = s.Fact(FactProvider)
+		if o.Model == "" {
+			o.Model = s.Fact(FactModel)
+		}
+		if o.BaseURL == "" {
+			o.BaseURL = s.Fact(FactBaseURL)
+		}
+		if o.Provider == llm.ProviderScript {
+			o.Script = s.Fact(FactScript)
+		}
+	}
+}
+
+// recordConfig stores the model configuration in the session when it changed.
+func recordConfig(s *session.Session, provider, model string, o Options) error {
+	script := ""
+	if o.Script != "" {
+		script, _ = filepath.Abs(o.Script)
+	}
+	for _, f := range [][2]string{{FactProvider, provider}, {FactModel, model}, {FactBaseURL, o.BaseURL}, {FactScript, script}} {
+		if s.Fact(f[0]) != f[1] {
+			if err := s.SetFact(f[0], f[1]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// openSession opens or creates the run's session ledger as o.Session says.
+func openSession(o Options, rt *Runtime, policy llm.RetryPolicy) error {
+	opts := session.Options{Retry: session.RetryPolicy{MaxAttempts: policy.MaxAttempts}}
+	project := ProjectSessions(o.Home, rt.Workspace.Dir)
+	create := func(dir string, id string) error {
+		s, err := session.Create(dir, session.Meta{ID: id, Cwd: rt.Workspace.Dir}, opts)
+		rt.Session = s
+		return err
+	}
+	open := func(dir string) error {
+		s, rep, err := session.Open(dir, opts)
+		rt.Session, rt.Opened, rt.Resumed = s, rep, err == nil
+		return err
+	}
+	switch o.Session.Mode {
+	case SessionNone:
+		return nil
+	case SessionNew:
+		id := kernel.NewID()
+		return create(filepath.Join(project, id), id)
+	case SessionContinue:
+		sd, err := LatestSession(o.Home, rt.Workspace.Dir)
+		if err != nil {
+			return err
+		}
+		return open(sd.Dir)
+	case SessionResume:
+		sd, err := FindSession(o.Home, rt.Workspace.Dir, o.Session.Ref)
+		if err != nil {
+			return err
+		}
+		return open(sd.Dir)
+	case SessionAt:
+		dir, err := filepath.Abs(strings.TrimSuffix(o.Session.Ref, "/ledger.jsonl"))
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(filepath.Join(dir, "ledger.jsonl")); err == nil {
+			return open(dir)
+		}
+		return create(dir, filepath.Base(dir))
+	case SessionFork:
+		ref, entry, _ := strings.Cut(o.Session.Ref, "@")
+		sd, err := FindSession(o.Home, rt.Workspace.Dir, ref)
+		if err != nil {
+			return err
+		}
+		parent, _, err := session.Load(sd.Dir)
+		if err != nil {
+			return err
+		}
+		if entry != "" && parent.Entries[entry] == nil {
+			if e, err := findEntry(parent, entry); err == nil {
+				entry = e
+			} else {
+				return err
+			}
+		}
+		id := kernel.NewID()
+		s, err := session.Fork(parent, entry, filepath.Join(project, id), session.Meta{ID: id, Cwd: rt.Workspace.Dir}, opts)
+		rt.Session = s
+		return err
+	}
+	return fmt.Errorf("system: unknown session mode %d", o.Session.Mode)
+}
+
+// findEntry resolves a unique entry id prefix.
+func findEntry(st *session.State, prefix string) (string, error) {
+	var found []string
+	for id := range st.Entries {
+		if strings.HasPrefix(id, prefix) {
+			found = append(found, id)
+		}
+	}
+	if len(found) != 1 {
+		return "", fmt.Errorf("%w: entry %q matches %d entries of session %s", ErrNoSession, prefix, len(found), st.Header.ID)
+	}
+	return found[0], nil
 }
 
 func resolveProvider(o Options) (string, error) {

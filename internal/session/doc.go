@@ -1,0 +1,42 @@
+// Package session keeps an agent conversation durable on a [ledger]: one ledger file per
+// session holding, under one monotonic seq,
+//
+//   - the tree: entries (messages) linked by parent id. A user or assistant message's parent is
+//     the lane's leaf when it was recorded; a tool result's parent is the assistant message
+//     whose call it answers. The tree only grows;
+//   - lanes: a name and a leaf (the tip of the conversation the lane continues), plus at most one
+//     open run per lane (a second open run in a lane is corruption);
+//   - global facts: string keys, latest write wins (the session name is the fact "name");
+//   - intents and their settlements: the durability protocol below.
+//
+// Durability. [Session] implements kernel.Recorder. Before an effect (a model call, a tool
+// run) the kernel records an intent naming the entry ids its result will use; the intent
+// record is fsynced before Intend returns. The result is then recorded as an entry with
+// exactly a reserved id, fsynced before Settle returns. An entry id reserved by one intent can
+// be materialized once, by that intent only; anything else found on open is corruption.
+//
+// Recovery ([Session.Recover]) settles every open intent exactly once:
+//   - a tool call is re-run only if it was declared replay-safe when it started and its tool
+//     is still declared safe now; otherwise it gets a synthetic "interrupted" result the model
+//     sees; a cancelled call gets an "aborted" result and is never re-run;
+//   - a model call is closed as abandoned and retried by the next run, under the retry policy
+//     recorded in its intent; once that policy's attempts are used up it is settled with a
+//     synthetic error message.
+//
+// Recovery writes one record per open intent, so running it twice is the same as once.
+//
+// Cancel ([Session.Cancel]) records a durable cancel record for the lane's open intents
+// before the caller signals anything.
+//
+// Deferred writes. Facts set and messages queued while a turn is in flight are held until the
+// turn boundary (the next model call of the lane), so the provider context of a lane only
+// grows at the tail and never changes under a running request.
+//
+// Format. Record kinds and bodies are this package's own versioned types (FormatVersion);
+// messages are stored in llm.Message's JSON encoding, pinned by a golden test. A message whose
+// encoding exceeds [BlobThreshold] is stored in the ledger's blob store and referenced by
+// digest.
+//
+// Concurrency: a Session is safe for concurrent use; every write goes through one mutex and the
+// ledger's single append queue.
+package session

@@ -1,0 +1,100 @@
+package session
+
+import (
+	"github.com/reinhq/rein/internal/kernel"
+	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/tool"
+)
+
+// FormatVersion is the version of the record bodies below.
+const FormatVersion = 1
+
+// Record kinds written by this package.
+const (
+	KindEntry  = "entry"  // a tree entry; id = entry id, parent = tree parent
+	KindIntent = "intent" // an effect about to start; id = intent id
+	KindClosed = "closed" // an intent closed without materializing its entry
+	KindCancel = "cancel" // durable cancellation of a lane's open intents
+	KindRun    = "run"    // a run started or ended in a lane
+	KindFact   = "fact"   // a global fact
+	KindLane   = "lane"   // a lane's leaf moved by navigation
+)
+
+// MainLane is the lane every session has.
+const MainLane = "main"
+
+// Header bindings of a session ledger.
+const (
+	BindFormat      = "sessionFormat"
+	BindCwd         = "cwd"
+	BindParent      = "parentSession" // fork: the session it was forked from
+	BindParentEntry = "parentEntry"   // fork: the entry it was forked at
+)
+
+type entryBody struct {
+	Lane    string       `json:"lane"`
+	Intent  string       `json:"intent,omitempty"`
+	Message *llm.Message `json:"message,omitempty"`
+	// Blob is the digest of the message's JSON when it was too large to inline.
+	Blob string `json:"blob,omitempty"`
+	// Queued is the id of the queued record this entry delivers, if any.
+	Queued string `json:"queued,omitempty"`
+}
+
+// RetryPolicy is the part of llm.RetryPolicy recovery needs.
+type RetryPolicy struct {
+	MaxAttempts int `json:"maxAttempts"`
+}
+
+type intentBody struct {
+	Lane     string            `json:"lane"`
+	Kind     kernel.IntentKind `json:"kind"`
+	Turn     int               `json:"turn"`
+	Reserved []string          `json:"reserved"`
+	Call     *llm.ToolCall     `json:"call,omitempty"`
+	Index    int               `json:"index,omitempty"`
+	Replay   tool.Replay       `json:"replay,omitempty"`
+	// Attempt numbers the model calls of one turn (1 for the first); Retry is the policy in
+	// force when it started.
+	Attempt int          `json:"attempt,omitempty"`
+	Retry   *RetryPolicy `json:"retry,omitempty"`
+}
+
+// Close actions.
+const (
+	ActionRetry = "retry" // a model call abandoned by a crash; the next run retries it
+)
+
+type closedBody struct {
+	Intent string `json:"intent"`
+	Action string `json:"action"`
+	Reason string `json:"reason,omitempty"`
+}
+
+type cancelBody struct {
+	Lane    string   `json:"lane"`
+	Intents []string `json:"intents"`
+	Reason  string   `json:"reason,omitempty"`
+}
+
+// Run events.
+const (
+	RunStart = "start"
+	RunEnd   = "end"
+)
+
+type runBody struct {
+	Lane   string `json:"lane"`
+	Event  string `json:"event"`
+	Status string `json:"status,omitempty"`
+}
+
+type factBody struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+type laneBody struct {
+	Name string `json:"name"`
+	Leaf string `json:"leaf"`
+}

@@ -1,0 +1,288 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/reinhq/rein/internal/kernel"
+	"github.com/reinhq/rein/internal/ledger"
+	"github.com/reinhq/rein/internal/llm"
+)
+
+// BlobThreshold is the size of a message's JSON above which it is stored as a blob.
+const BlobThreshold = 512 << 10
+
+// ErrBusy is returned when a run is started in a lane that has one open.
+var ErrBusy = errors.New("the lane already has an open run")
+
+// Options configure a session.
+type Options struct {
+	Ledger ledger.Options
+	// Retry is recorded with every model-call intent: recovery retries an interrupted model
+	// call while attempts remain under it.
+	Retry RetryPolicy
+}
+
+// Meta describes a new session.
+type Meta struct {
+	ID  string
+	Cwd string
+	// Parent and ParentEntry name what a fork was taken from.
+	Parent      string
+	ParentEntry string
+}
+
+// Session is an open session ledger: the single writer of its file.
+type Session struct {
+	mu       sync.Mutex
+	l        *ledger.Ledger
+	st       *State
+	opts     Options
+	lane     string
+	deferred []factBody
+	inTurn   bool
+}
+
+// Create makes a new session in dir.
+func Create(dir string, meta Meta, opts Options) (*Session, error) {
+	h := ledger.Header{Type: ledger.TypeSession, ID: meta.ID, Bindings: map[string]string{
+		BindFormat: fmt.Sprint(FormatVersion), BindCwd: meta.Cwd}}
+	if meta.Parent != "" {
+		h.Bindings[BindParent] = meta.Parent
+		h.Bindings[BindParentEntry] = meta.ParentEntry
+	}
+	l, err := ledger.Create(dir, h, opts.Ledger)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{l: l, st: newState(l.Header()), opts: opts, lane: MainLane}
+	for r, err := range l.Records() {
+		if err != nil {
+			l.Close()
+			return nil, err
+		}
+		if err := s.st.apply(r, l.Blob); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Open opens the session in dir for writing: the ledger is verified (a torn tail repaired, see
+// the report) and reduced; any violation of the session's invariants fails closed.
+func Open(dir string, opts Options) (*Session, *ledger.Report, error) {
+	l, rep, err := ledger.Open(dir, opts.Ledger)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := reduce(l)
+	if err != nil {
+		l.Close()
+		return nil, nil, err
+	}
+	return &Session{l: l, st: st, opts: opts, lane: MainLane}, rep, nil
+}
+
+// Load reads the session in dir without taking the writer lock (for show, ls, export).
+func Load(dir string) (*State, *ledger.Report, error) {
+	l, rep, err := ledger.OpenReadOnly(dir, ledger.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer l.Close()
+	st, err := reduce(l)
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, rep, nil
+}
+
+func reduce(l *ledger.Ledger) (*State, error) {
+	h := l.Header()
+	if h.Type != ledger.TypeSession {
+		return nil, fmt.Errorf("%w: %s is a %s ledger, not a session", ledger.ErrCorrupt, l.Dir(), h.Type)
+	}
+	if v := h.Bindings[BindFormat]; v != fmt.Sprint(FormatVersion) {
+		return nil, fmt.Errorf("%w: session format %q is not supported (this rein reads %d)", ledger.ErrCorrupt, v, FormatVersion)
+	}
+	st := newState(h)
+	for r, err := range l.Records() {
+		if err != nil {
+			return nil, err
+		}
+		if err := st.apply(r, l.Blob); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+func (s *Session) newID() string {
+	if s.opts.Ledger.NewID != nil {
+		return s.opts.Ledger.NewID()
+	}
+	return kernel.NewID()
+}
+
+// ID returns the session id.
+func (s *Session) ID() string { return s.st.Header.ID }
+
+// Dir returns the session's directory.
+func (s *Session) Dir() string { return s.l.Dir() }
+
+// Head returns the ledger's head (seq, hash), for anchoring.
+func (s *Session) Head() (int64, string) { return s.l.Head() }
+
+// Close closes the ledger, syncing what is pending.
+func (s *Session) Close() error { return s.l.Close() }
+
+// Context returns the messages of the current lane, as the model will see them.
+func (s *Session) Context() []llm.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.context(s.st.lane(s.lane).Leaf)
+}
+
+// State returns a snapshot summary: usage, facts and counts.
+func (s *Session) Usage() llm.Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.Usage
+}
+
+// append writes one record and folds it into the state. Callers hold s.mu.
+func (s *Session) append(e ledger.Entry) error {
+	r, err := s.l.Append(e)
+	if err != nil {
+		return err
+	}
+	return s.st.apply(r, s.l.Blob)
+}
+
+// BeginRun opens a run in the lane; a lane has at most one open run.
+func (s *Session) BeginRun() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.lane(s.lane).RunOpen {
+		return fmt.Errorf("%w: lane %q (recover or end it first)", ErrBusy, s.lane)
+	}
+	return s.append(ledger.Entry{Kind: KindRun, Body: runBody{Lane: s.lane, Event: RunStart}})
+}
+
+// EndRun applies deferred writes and closes the lane's run with a status.
+func (s *Session) EndRun(status string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inTurn = false
+	if err := s.flushLocked(); err != nil {
+		return err
+	}
+	if !s.st.lane(s.lane).RunOpen {
+		return nil
+	}
+	return s.append(ledger.Entry{Kind: KindRun, Body: runBody{Lane: s.lane, Event: RunEnd, Status: status}})
+}
+
+// SetFact records a global fact. While a turn is in flight the write is deferred to the turn
+// boundary.
+func (s *Session) SetFact(key, value string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := factBody{Key: key, Value: value}
+	if s.inTurn {
+		s.deferred = append(s.deferred, f)
+		return nil
+	}
+	return s.append(ledger.Entry{Kind: KindFact, Body: f})
+}
+
+func (s *Session) flushLocked() error {
+	for len(s.deferred) > 0 {
+		f := s.deferred[0]
+		if err := s.append(ledger.Entry{Kind: KindFact, Body: f}); err != nil {
+			return err
+		}
+		s.deferred = s.deferred[1:]
+	}
+	return nil
+}
+
+// Fact returns a global fact.
+func (s *Session) Fact(key string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.Facts[key]
+}
+
+// Intend implements kernel.Recorder: the intent is fsynced before it returns. A model-call
+// intent is a turn boundary: deferred writes are applied first.
+func (s *Session) Intend(_ context.Context, in kernel.Intent) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := intentBody{Lane: s.lane, Kind: in.Kind, Turn: in.Turn, Reserved: in.Reserved, Call: in.Call, Index: in.Index, Replay: in.Replay}
+	if in.Kind == kernel.IntentModelCall {
+		s.inTurn = false
+		if err := s.flushLocked(); err != nil {
+			return err
+		}
+		s.inTurn = true
+		b.Attempt = s.st.lane(s.lane).Abandoned + 1
+		b.Retry = &RetryPolicy{MaxAttempts: max(1, s.opts.Retry.MaxAttempts)}
+	}
+	return s.append(ledger.Entry{Kind: KindIntent, ID: in.ID, Body: b})
+}
+
+// Settle implements kernel.Recorder: every entry is fsynced before it returns.
+func (s *Session) Settle(_ context.Context, set kernel.Settlement) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range set.Entries {
+		if err := s.addEntryLocked(e.ID, set.IntentID, e.Message); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addEntryLocked records a message under id in the current lane.
+func (s *Session) addEntryLocked(id, intent string, m llm.Message) error {
+	l := s.st.lane(s.lane)
+	parent := l.Leaf
+	if m.Role == llm.RoleTool {
+		parent = s.st.lastAsst[s.lane]
+	}
+	body := entryBody{Lane: s.lane, Intent: intent, Message: &m}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("session: encoding message %s: %w", id, err)
+	}
+	if len(raw) > BlobThreshold {
+		digest, err := s.l.PutBlob(raw)
+		if err != nil {
+			return err
+		}
+		body.Message, body.Blob = nil, digest
+	}
+	return s.append(ledger.Entry{Kind: KindEntry, ID: id, Parent: parent, Body: body})
+}
+
+// Cancel durably records the cancellation of the lane's open intents. Call it before
+// signalling the running effects (cancelling their context). It is idempotent.
+func (s *Session) Cancel(reason string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for _, in := range s.st.openIntents(s.lane) {
+		if !in.Cancelled {
+			ids = append(ids, in.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return s.append(ledger.Entry{Kind: KindCancel, Body: cancelBody{Lane: s.lane, Intents: ids, Reason: reason}})
+}

@@ -1,0 +1,344 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/reinhq/rein/internal/kernel"
+	"github.com/reinhq/rein/internal/ledger"
+	"github.com/reinhq/rein/internal/llm"
+)
+
+// Entry is one message of the tree.
+type Entry struct {
+	ID      string
+	Parent  string
+	Lane    string
+	Intent  string
+	Seq     int64
+	Time    time.Time
+	Message llm.Message
+}
+
+// Intent is a recorded intent and how far it got.
+type Intent struct {
+	ID  string
+	Seq int64
+	intentBody
+	Materialized map[string]bool
+	Closed       string // the close action, if closed without its entry
+	Cancelled    bool
+}
+
+// Open reports whether the intent still waits for its settlement.
+func (in *Intent) Open() bool {
+	if in.Closed != "" {
+		return false
+	}
+	for _, id := range in.Reserved {
+		if !in.Materialized[id] {
+			return true
+		}
+	}
+	return false
+}
+
+// Lane is a lane's position.
+type Lane struct {
+	Name string
+	// Leaf is the tip of the lane's conversation ("" before the first message).
+	Leaf string
+	// RunOpen says a run started and has not ended.
+	RunOpen bool
+	// Abandoned counts the model calls closed for retry since the lane's last entry.
+	Abandoned int
+}
+
+// State is a session reduced from its records. It is rebuilt on open and kept current by every
+// write; callers get copies through Session methods.
+type State struct {
+	Header   ledger.Header
+	Entries  map[string]*Entry
+	Order    []*Entry // in record order
+	Intents  map[string]*Intent
+	Lanes    map[string]*Lane
+	Facts    map[string]string
+	Usage    llm.Usage // summed over assistant messages, failed attempts included
+	Created  time.Time
+	Updated  time.Time
+	reserved map[string]string // entry id -> intent id
+	results  map[string][]*Entry
+	lastAsst map[string]string // lane -> last assistant entry
+}
+
+func newState(h ledger.Header) *State {
+	return &State{Header: h, Entries: map[string]*Entry{}, Intents: map[string]*Intent{}, Lanes: map[string]*Lane{},
+		Facts: map[string]string{}, reserved: map[string]string{}, results: map[string][]*Entry{}, lastAsst: map[string]string{}}
+}
+
+func (st *State) lane(name string) *Lane {
+	if name == "" {
+		name = MainLane
+	}
+	l := st.Lanes[name]
+	if l == nil {
+		l = &Lane{Name: name}
+		st.Lanes[name] = l
+	}
+	return l
+}
+
+func corrupt(r ledger.Record, format string, args ...any) error {
+	return &ledger.CorruptError{Offset: r.Offset, Seq: r.Seq, Reason: "session: " + fmt.Sprintf(format, args...)}
+}
+
+// apply folds one verified record into the state, checking the session's invariants.
+func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error {
+	if st.Created.IsZero() {
+		st.Created = r.TS
+	}
+	st.Updated = r.TS
+	switch r.Kind {
+	case ledger.KindHeader, ledger.KindRecovery, ledger.KindSalvage:
+		return nil
+	case KindEntry:
+		var b entryBody
+		if err := decodeBody(r.Body, &b); err != nil {
+			return corrupt(r, "entry body: %v", err)
+		}
+		if b.Message == nil && b.Blob != "" {
+			data, err := blob(b.Blob)
+			if err != nil {
+				return corrupt(r, "entry blob %s: %v", b.Blob, err)
+			}
+			var m llm.Message
+			if err := json.Unmarshal(data, &m); err != nil {
+				return corrupt(r, "entry blob %s: %v", b.Blob, err)
+			}
+			b.Message = &m
+		}
+		if b.Message == nil {
+			return corrupt(r, "entry without a message")
+		}
+		return st.addEntry(r, &Entry{ID: r.ID, Parent: r.ParentID, Lane: laneName(b.Lane), Intent: b.Intent, Seq: r.Seq, Time: r.TS, Message: *b.Message})
+	case KindIntent:
+		var b intentBody
+		if err := decodeBody(r.Body, &b); err != nil {
+			return corrupt(r, "intent body: %v", err)
+		}
+		b.Lane = laneName(b.Lane)
+		if len(b.Reserved) == 0 {
+			return corrupt(r, "intent reserves no ids")
+		}
+		if b.Kind != kernel.IntentModelCall && b.Kind != kernel.IntentToolCall {
+			return corrupt(r, "unknown intent kind %q", b.Kind)
+		}
+		if b.Kind == kernel.IntentToolCall && b.Call == nil {
+			return corrupt(r, "tool intent without its call")
+		}
+		for _, id := range b.Reserved {
+			if _, ok := st.reserved[id]; ok || st.Entries[id] != nil {
+				return corrupt(r, "intent reserves id %s, which is already taken", id)
+			}
+		}
+		for _, id := range b.Reserved {
+			st.reserved[id] = r.ID
+		}
+		st.Intents[r.ID] = &Intent{ID: r.ID, Seq: r.Seq, intentBody: b, Materialized: map[string]bool{}}
+		return nil
+	case KindClosed:
+		var b closedBody
+		if err := decodeBody(r.Body, &b); err != nil {
+			return corrupt(r, "closed body: %v", err)
+		}
+		in := st.Intents[b.Intent]
+		if in == nil || !in.Open() {
+			return corrupt(r, "closes intent %s, which is not open", b.Intent)
+		}
+		in.Closed = b.Action
+		if in.Kind == kernel.IntentModelCall && b.Action == ActionRetry {
+			st.lane(in.Lane).Abandoned++
+		}
+		return nil
+	case KindCancel:
+		var b cancelBody
+		if err := decodeBody(r.Body, &b); err != nil {
+			return corrupt(r, "cancel body: %v", err)
+		}
+		for _, id := range b.Intents {
+			in := st.Intents[id]
+			if in == nil {
+				return corrupt(r, "cancels unknown intent %s", id)
+			}
+			in.Cancelled = true
+		}
+		return nil
+	case KindRun:
+		var b runBody
+		if err := decodeBody(r.Body, &b); err != nil {
+			return corrupt(r, "run body: %v", err)
+		}
+		l := st.lane(b.Lane)
+		switch b.Event {
+		case RunStart:
+			if l.RunOpen {
+				return corrupt(r, "a second run opened in lane %q while one is open", l.Name)
+			}
+			l.RunOpen = true
+		case RunEnd:
+			if !l.RunOpen {
+				return corrupt(r, "run end in lane %q without an open run", l.Name)
+			}
+			l.RunOpen = false
+		default:
+			return corrupt(r, "unknown run event %q", b.Event)
+		}
+		return nil
+	case KindFact:
+		var b factBody
+		if err := decodeBody(r.Body, &b); err != nil {
+			return corrupt(r, "fact body: %v", err)
+		}
+		st.Facts[b.Key] = b.Value
+		return nil
+	case KindLane:
+		var b laneBody
+		if err := decodeBody(r.Body, &b); err != nil {
+			return corrupt(r, "lane body: %v", err)
+		}
+		if e := st.Entries[b.Leaf]; b.Leaf != "" && (e == nil || e.Message.Role == llm.RoleTool) {
+			return corrupt(r, "lane %q moved to %q, which is not a user or assistant entry", b.Name, b.Leaf)
+		}
+		st.lane(b.Name).Leaf = b.Leaf
+		return nil
+	}
+	if ledger.Skippable(r.Kind) {
+		return nil
+	}
+	return corrupt(r, "unknown record kind %q (written by a newer rein?)", r.Kind)
+}
+
+// decodeBody decodes a record body. The ledger has already checked the line strictly (valid
+// UTF-8, no duplicate keys, hash chain); unknown fields are still refused here.
+func decodeBody(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+func laneName(s string) string {
+	if s == "" {
+		return MainLane
+	}
+	return s
+}
+
+func (st *State) addEntry(r ledger.Record, e *Entry) error {
+	if owner, ok := st.reserved[e.ID]; ok && owner != e.Intent {
+		return corrupt(r, "entry %s was reserved by intent %s but is recorded by %q", e.ID, owner, e.Intent)
+	}
+	if e.Intent != "" {
+		in := st.Intents[e.Intent]
+		if in == nil {
+			return corrupt(r, "entry settles unknown intent %s", e.Intent)
+		}
+		if in.Closed != "" {
+			return corrupt(r, "entry settles intent %s, which was closed (%s)", e.Intent, in.Closed)
+		}
+		in.Materialized[e.ID] = true
+	}
+	l := st.lane(e.Lane)
+	l.Abandoned = 0
+	switch e.Message.Role {
+	case llm.RoleUser, llm.RoleAssistant:
+		if e.Parent != "" {
+			p := st.Entries[e.Parent]
+			if p == nil || p.Message.Role == llm.RoleTool {
+				return corrupt(r, "entry %s has parent %s, which is not a user or assistant entry", e.ID, e.Parent)
+			}
+		}
+		l.Leaf = e.ID
+		if e.Message.Role == llm.RoleAssistant {
+			st.lastAsst[l.Name] = e.ID
+			if e.Message.Usage != nil {
+				st.Usage.Add(*e.Message.Usage)
+			}
+		}
+	case llm.RoleTool:
+		p := st.Entries[e.Parent]
+		if p == nil || p.Message.Role != llm.RoleAssistant || callIndex(&p.Message, e.Message.ToolCallID) < 0 {
+			return corrupt(r, "tool result %s (call %s) does not answer a call of its parent %s", e.ID, e.Message.ToolCallID, e.Parent)
+		}
+		for _, sib := range st.results[e.Parent] {
+			if sib.Message.ToolCallID == e.Message.ToolCallID {
+				return corrupt(r, "call %s has a second result %s", e.Message.ToolCallID, e.ID)
+			}
+		}
+		st.results[e.Parent] = append(st.results[e.Parent], e)
+	default:
+		return corrupt(r, "entry %s has unknown role %q", e.ID, e.Message.Role)
+	}
+	st.Entries[e.ID] = e
+	st.Order = append(st.Order, e)
+	return nil
+}
+
+func callIndex(m *llm.Message, callID string) int {
+	for i, c := range m.ToolCalls() {
+		if c.ID == callID {
+			return i
+		}
+	}
+	return -1
+}
+
+// path returns the spine from the root to leaf (user and assistant entries).
+func (st *State) path(leaf string) []*Entry {
+	var rev []*Entry
+	for id := leaf; id != ""; {
+		e := st.Entries[id]
+		if e == nil {
+			break
+		}
+		rev = append(rev, e)
+		id = e.Parent
+	}
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	return rev
+}
+
+// context returns the messages of the conversation ending at leaf: the spine, with each
+// assistant message followed by its tool results in call order.
+func (st *State) context(leaf string) []llm.Message {
+	var out []llm.Message
+	for _, e := range st.pathEntries(leaf) {
+		out = append(out, e.Message)
+	}
+	return out
+}
+
+// openIntents returns the open intents of a lane in record order.
+func (st *State) openIntents(lane string) []*Intent {
+	var out []*Intent
+	for _, in := range st.Intents {
+		if in.Lane == lane && in.Open() {
+			out = append(out, in)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out
+}
+
+// Conversation returns the main lane's conversation, entries with their ids.
+func (st *State) Conversation() []*Entry { return st.pathEntries(st.lane(MainLane).Leaf) }
+
+// Leaf returns the main lane's leaf entry id.
+func (st *State) Leaf() string { return st.lane(MainLane).Leaf }
+
+// Name returns the session's name fact.
+func (st *State) Name() string { return st.Facts["name"] }
