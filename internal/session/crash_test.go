@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/ledger"
+	"github.com/reinhq/rein/internal/ledger/ledgertest"
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/script"
 	"github.com/reinhq/rein/internal/session"
@@ -89,37 +89,33 @@ func crashAgent(t testing.TB, ws string, rec kernel.Recorder) *kernel.Agent {
 	return a
 }
 
-// killFS kills the process at its n-th write to ledger.jsonl, before or after the write.
-type killFS struct {
-	ledger.OSFS
-	n     *int
-	at    int
-	after bool
+// killAt returns a filesystem that SIGKILLs the process at its n-th write to the ledger file,
+// before the bytes reach the file or right after.
+func killAt(n int, after bool) ledger.FS {
+	seen := 0
+	kill := func() { syscall.Kill(os.Getpid(), syscall.SIGKILL) }
+	return &ledgertest.FaultFS{FS: ledger.OSFS{}, Inject: func(op ledgertest.Op) *ledgertest.Fault {
+		if op.Kind != "write" || filepath.Base(op.Name) != ledger.FileName {
+			return nil
+		}
+		if seen++; seen != n {
+			return nil
+		}
+		if after {
+			return &ledgertest.Fault{Written: op.Size, Before: kill}
+		}
+		return &ledgertest.Fault{Before: kill}
+	}}
 }
 
-type killFile struct {
-	ledger.File
-	fs *killFS
-}
-
-func (k killFS) OpenFile(name string, flag int, perm fs.FileMode) (ledger.File, error) {
-	f, err := k.OSFS.OpenFile(name, flag, perm)
-	if err != nil || filepath.Base(name) != "ledger.jsonl" || flag == os.O_RDONLY {
-		return f, err
-	}
-	return killFile{File: f, fs: &k}, nil
-}
-
-func (f killFile) Write(p []byte) (int, error) {
-	*f.fs.n++
-	if *f.fs.n == f.fs.at && !f.fs.after {
-		syscall.Kill(os.Getpid(), syscall.SIGKILL)
-	}
-	n, err := f.File.Write(p)
-	if *f.fs.n == f.fs.at && f.fs.after {
-		syscall.Kill(os.Getpid(), syscall.SIGKILL)
-	}
-	return n, err
+// countWrites returns a filesystem that counts the writes to the ledger file.
+func countWrites(n *int) ledger.FS {
+	return &ledgertest.FaultFS{FS: ledger.OSFS{}, Inject: func(op ledgertest.Op) *ledgertest.Fault {
+		if op.Kind == "write" && filepath.Base(op.Name) == ledger.FileName {
+			*n++
+		}
+		return nil
+	}}
 }
 
 // TestCrashChild is the child process of the crash matrix; it only runs when re-executed.
@@ -130,8 +126,7 @@ func TestCrashChild(t *testing.T) {
 	}
 	at, _ := strconv.Atoi(os.Getenv("REIN_CRASH_AT"))
 	writes := 0
-	opts := session.Options{Retry: session.RetryPolicy{MaxAttempts: 3},
-		Ledger: ledger.Options{FS: killFS{n: &writes, at: -1}}}
+	opts := session.Options{Retry: session.RetryPolicy{MaxAttempts: 3}}
 	ws := filepath.Join(dir, "ws")
 	s, err := session.Create(filepath.Join(dir, "session"), session.Meta{ID: "crash", Cwd: ws}, opts)
 	if err != nil {
@@ -139,8 +134,10 @@ func TestCrashChild(t *testing.T) {
 	}
 	// Armed only once the session exists: creation itself is the ledger's to test.
 	s.Close()
-	writes = 0
-	opts.Ledger.FS = killFS{n: &writes, at: at, after: os.Getenv("REIN_CRASH_AFTER") == "1"}
+	opts.Ledger.FS = countWrites(&writes)
+	if at > 0 {
+		opts.Ledger.FS = killAt(at, os.Getenv("REIN_CRASH_AFTER") == "1")
+	}
 	s, _, err = session.Open(filepath.Join(dir, "session"), opts)
 	if err != nil {
 		t.Fatal(err)

@@ -286,3 +286,10 @@ func (s *Session) Cancel(reason string) error {
 	}
 	return s.append(ledger.Entry{Kind: KindCancel, Body: cancelBody{Lane: s.lane, Intents: ids, Reason: reason}})
 }
+
+// Has reports whether an intent or entry with this id is recorded.
+func (s *Session) Has(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.Entries[id] != nil || s.st.Intents[id] != nil
+}
