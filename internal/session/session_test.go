@@ -162,8 +162,8 @@ func TestRecoverySettlesEveryOpenIntentOnce(t *testing.T) {
 		alt      []string // another acceptable outcome
 		replayed []string
 	}{
-		{writes: 1, want: []string{"run-closed"}},                                      // prompt only
-		{writes: 2, want: []string{"model_call: retry", "run-closed"}},                 // model call in flight
+		{writes: 1, want: []string{"run-closed"}},                      // prompt only
+		{writes: 2, want: []string{"model_call: retry", "run-closed"}}, // model call in flight
 		{writes: 3, want: []string{"tool_call call w1 (write): not-started", "tool_call call r1 (read): not-started", "run-closed"}},
 		{writes: 5, want: []string{"tool_call call w1 (write): interrupted", "tool_call call r1 (read): interrupted", "run-closed"}},
 		{writes: 5, safe: true, want: []string{"tool_call call w1 (write): interrupted", "tool_call call r1 (read): replayed", "run-closed"}, replayed: []string{"r1"}},
