@@ -25,6 +25,9 @@ type Config struct {
 	MaxCost float64
 	// SessionID is passed to providers for prompt-cache affinity.
 	SessionID string
+	// Compactor, if set, compacts the context before a request that would not fit, and once
+	// after a provider answers that the context is too long.
+	Compactor Compactor
 	// Observe receives every event; nil means nobody listens.
 	Observe func(Event)
 	// NewID returns a fresh unique id; nil means [NewID].
@@ -91,6 +94,8 @@ type run struct {
 	ctx     context.Context
 	context []llm.Message
 	out     *Outcome
+	// overflowRetried is set once a context overflow was answered by compacting.
+	overflowRetried bool
 }
 
 // Run adds prompt to history and loops until the model stops, a budget is reached, the
@@ -143,7 +148,8 @@ func (r *run) loop(prompt *llm.Message) error {
 		if p.Time == 0 {
 			p.Time = cfg.Now().UnixMilli()
 		}
-		if err := r.settle(Settlement{Entries: []Entry{{ID: cfg.NewID(), Message: p}}}); err != nil {
+		p.ID = cfg.NewID()
+		if err := r.settle(Settlement{Entries: []Entry{{ID: p.ID, Message: p}}}); err != nil {
 			return err
 		}
 		r.context = append(r.context, p)
@@ -163,9 +169,27 @@ func (r *run) loop(prompt *llm.Message) error {
 		turn := r.out.Turns
 		cfg.Observe(Event{Type: EventTurnStart, Turn: turn})
 
+		if cfg.Compactor != nil && cfg.Compactor.Needed(r.context) {
+			// A failed compaction leaves the context as it was; the request may still fit, and
+			// an overflow is handled below.
+			if err := r.compact(turn, ""); err != nil && !errors.Is(err, ErrCompactionFailed) {
+				return err
+			}
+		}
 		msg, err := r.modelCall(turn)
 		if err != nil {
 			return err
+		}
+		if msg.Failed() && msg.Err != nil && msg.Err.Kind == llm.KindContext && cfg.Compactor != nil && !r.overflowRetried {
+			// The provider says the context is too long: compact and retry once per run.
+			r.overflowRetried = true
+			if err := r.compact(turn, ""); err == nil {
+				if msg, err = r.modelCall(turn); err != nil {
+					return err
+				}
+			} else if !errors.Is(err, ErrCompactionFailed) {
+				return err
+			}
 		}
 		if msg.Failed() {
 			cfg.Observe(Event{Type: EventTurnEnd, Turn: turn, Message: msg})
@@ -247,6 +271,7 @@ func (r *run) modelCall(turn int) (*llm.Message, error) {
 	if err := r.settle(Settlement{IntentID: intent.ID, Entries: []Entry{{ID: msgID, Message: *msg}}, Usage: msg.Usage}); err != nil {
 		return nil, err
 	}
+	msg.ID = msgID
 	cfg.Observe(Event{Type: EventMessageEnd, Turn: turn, Message: msg})
 	r.out.Messages = append(r.out.Messages, *msg)
 	r.out.Final = msg

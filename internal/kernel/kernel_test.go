@@ -562,3 +562,12 @@ turns:
 		t.Error("the second request does not extend the first at the tail (prompt caches would break)")
 	}
 }
+
+func mustSet(t testing.TB, tools ...tool.Tool) *tool.Set {
+	t.Helper()
+	set, err := tool.New(tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}

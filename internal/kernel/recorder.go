@@ -33,11 +33,14 @@ type Intent struct {
 type Entry struct {
 	ID      string      `json:"id"`
 	Message llm.Message `json:"message"`
+	// Compaction is set when the entry is a compaction summary.
+	Compaction *CompactionInfo `json:"compaction,omitempty"`
 }
 
 // Settlement records the outcome of an intent (IntentID set) or a fact that had no effect to
 // announce: the user's prompt, or results the kernel produced without running anything
-// (validation errors, truncated calls) — those have an empty IntentID.
+// (validation errors, truncated calls) — those have an empty IntentID. A settlement of an
+// intent with no entries closes the intent without a result (a failed compaction).
 type Settlement struct {
 	IntentID string     `json:"intentId,omitempty"`
 	Entries  []Entry    `json:"entries"`

@@ -52,7 +52,8 @@ func (r *run) toolBatch(turn int, msg *llm.Message, calls []*llm.ToolCall) ([]ll
 			p.args = args
 		}
 		if p.result != nil {
-			immediate = append(immediate, Entry{ID: cfg.NewID(), Message: *p.result})
+			p.result.ID = cfg.NewID()
+			immediate = append(immediate, Entry{ID: p.result.ID, Message: *p.result})
 			cfg.Observe(Event{Type: EventToolEnd, Turn: turn, Call: c, Message: p.result})
 		}
 	}
@@ -107,12 +108,14 @@ func (r *run) execute(turn int, calls []*pending, sequential bool) error {
 		cfg.Observe(Event{Type: EventToolEnd, Turn: turn, Call: p.call, Message: res})
 	}
 	finish := func(p *pending, res *llm.Message) {
-		record(p, res, Settlement{IntentID: p.intent.ID, Entries: []Entry{{ID: p.intent.Reserved[0], Message: *res}}})
+		res.ID = p.intent.Reserved[0]
+		record(p, res, Settlement{IntentID: p.intent.ID, Entries: []Entry{{ID: res.ID, Message: *res}}})
 	}
 	// notStarted gives a call that will not run its result, recorded without an intent.
 	notStarted := func(p *pending) {
 		res := errorResult(p.call, "Tool call was not executed: the run was aborted.")
-		record(p, res, Settlement{Entries: []Entry{{ID: cfg.NewID(), Message: *res}}})
+		res.ID = cfg.NewID()
+		record(p, res, Settlement{Entries: []Entry{{ID: res.ID, Message: *res}}})
 	}
 	intend := func(p *pending) error {
 		replay := p.tool.Spec().Replay

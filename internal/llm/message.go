@@ -94,6 +94,10 @@ type Message struct {
 
 	// Time is the creation time in Unix milliseconds.
 	Time int64 `json:"ts,omitempty"`
+
+	// ID is the id the message is recorded under in a session, when it is. It is not part of
+	// any wire or ledger encoding (the ledger keeps it in the record envelope).
+	ID string `json:"-"`
 }
 
 // UserText returns a user message holding one text part.
