@@ -39,6 +39,9 @@ type entryBody struct {
 	Blob string `json:"blob,omitempty"`
 	// Queued is the id of the queued record this entry delivers, if any.
 	Queued string `json:"queued,omitempty"`
+	// Compaction marks a compaction summary: the lane's context restarts with this entry's
+	// message followed by the path from FirstKeptID on.
+	Compaction *kernel.CompactionInfo `json:"compaction,omitempty"`
 }
 
 // RetryPolicy is the part of llm.RetryPolicy recovery needs.
@@ -62,7 +65,9 @@ type intentBody struct {
 
 // Close actions.
 const (
-	ActionRetry = "retry" // a model call abandoned by a crash; the next run retries it
+	ActionRetry     = "retry"     // a model call abandoned by a crash; the next run retries it
+	ActionFailed    = "failed"    // an effect that failed without a result (a compaction)
+	ActionAbandoned = "abandoned" // a compaction interrupted by a crash; nothing to retry
 )
 
 type closedBody struct {

@@ -77,7 +77,11 @@ func (s *Session) Recover(ctx context.Context, rp Replayer) ([]Action, error) {
 			default:
 				res, a.Action = llm.ToolResultText(in.Call, fmt.Sprintf(InterruptedText, in.Call.Name), true), Interrupted
 			}
-			err = s.addEntryLocked(in.Reserved[0], in.ID, res)
+			err = s.addEntryLocked(in.Reserved[0], in.ID, res, nil)
+		case kernel.IntentCompaction:
+			a.Action = ActionAbandoned
+			err = s.append(ledger.Entry{Kind: KindClosed, Body: closedBody{Intent: in.ID, Action: ActionAbandoned,
+				Reason: "interrupted; the context is compacted again when it next needs to be"}})
 		case kernel.IntentModelCall:
 			maxAttempts := 1
 			if in.Retry != nil {
@@ -87,7 +91,7 @@ func (s *Session) Recover(ctx context.Context, rp Replayer) ([]Action, error) {
 			case in.Cancelled:
 				a.Action = Aborted
 				m := llm.Fail(&llm.Message{}, &llm.Error{Kind: llm.KindAborted, Message: "the model call was aborted by the user"})
-				err = s.addEntryLocked(in.Reserved[0], in.ID, *m)
+				err = s.addEntryLocked(in.Reserved[0], in.ID, *m, nil)
 			case in.Attempt < maxAttempts:
 				a.Action = Retry
 				err = s.append(ledger.Entry{Kind: KindClosed, Body: closedBody{Intent: in.ID, Action: ActionRetry,
@@ -96,7 +100,7 @@ func (s *Session) Recover(ctx context.Context, rp Replayer) ([]Action, error) {
 				a.Action = GaveUp
 				m := llm.Fail(&llm.Message{}, &llm.Error{Kind: llm.KindNetwork,
 					Message: fmt.Sprintf("the model call was interrupted %d times (its retry policy allows %d attempts)", in.Attempt, maxAttempts)})
-				err = s.addEntryLocked(in.Reserved[0], in.ID, *m)
+				err = s.addEntryLocked(in.Reserved[0], in.ID, *m, nil)
 			}
 		}
 		if err != nil {
@@ -115,7 +119,7 @@ func (s *Session) Recover(ctx context.Context, rp Replayer) ([]Action, error) {
 				continue
 			}
 			res := llm.ToolResultText(c, fmt.Sprintf(NotStartedText, c.Name), true)
-			if err := s.addEntryLocked(s.newID(), "", res); err != nil {
+			if err := s.addEntryLocked(s.newID(), "", res, nil); err != nil {
 				return done, err
 			}
 			done = append(done, Action{Kind: kernel.IntentToolCall, Call: c, Action: NotStarted})

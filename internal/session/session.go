@@ -240,8 +240,11 @@ func (s *Session) Intend(_ context.Context, in kernel.Intent) error {
 func (s *Session) Settle(_ context.Context, set kernel.Settlement) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if set.IntentID != "" && len(set.Entries) == 0 {
+		return s.append(ledger.Entry{Kind: KindClosed, Body: closedBody{Intent: set.IntentID, Action: ActionFailed}})
+	}
 	for _, e := range set.Entries {
-		if err := s.addEntryLocked(e.ID, set.IntentID, e.Message); err != nil {
+		if err := s.addEntryLocked(e.ID, set.IntentID, e.Message, e.Compaction); err != nil {
 			return err
 		}
 	}
@@ -249,13 +252,13 @@ func (s *Session) Settle(_ context.Context, set kernel.Settlement) error {
 }
 
 // addEntryLocked records a message under id in the current lane.
-func (s *Session) addEntryLocked(id, intent string, m llm.Message) error {
+func (s *Session) addEntryLocked(id, intent string, m llm.Message, compaction *kernel.CompactionInfo) error {
 	l := s.st.lane(s.lane)
 	parent := l.Leaf
 	if m.Role == llm.RoleTool {
 		parent = s.st.lastAsst[s.lane]
 	}
-	body := entryBody{Lane: s.lane, Intent: intent, Message: &m}
+	body := entryBody{Lane: s.lane, Intent: intent, Message: &m, Compaction: compaction}
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("session: encoding message %s: %w", id, err)

@@ -14,13 +14,14 @@ import (
 
 // Entry is one message of the tree.
 type Entry struct {
-	ID      string
-	Parent  string
-	Lane    string
-	Intent  string
-	Seq     int64
-	Time    time.Time
-	Message llm.Message
+	ID         string
+	Parent     string
+	Lane       string
+	Intent     string
+	Seq        int64
+	Time       time.Time
+	Message    llm.Message
+	Compaction *kernel.CompactionInfo
 }
 
 // Intent is a recorded intent and how far it got.
@@ -123,7 +124,8 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 		if b.Message == nil {
 			return corrupt(r, "entry without a message")
 		}
-		return st.addEntry(r, &Entry{ID: r.ID, Parent: r.ParentID, Lane: laneName(b.Lane), Intent: b.Intent, Seq: r.Seq, Time: r.TS, Message: *b.Message})
+		return st.addEntry(r, &Entry{ID: r.ID, Parent: r.ParentID, Lane: laneName(b.Lane), Intent: b.Intent, Seq: r.Seq, Time: r.TS,
+			Message: *b.Message, Compaction: b.Compaction})
 	case KindIntent:
 		var b intentBody
 		if err := decodeBody(r.Body, &b); err != nil {
@@ -133,7 +135,7 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 		if len(b.Reserved) == 0 {
 			return corrupt(r, "intent reserves no ids")
 		}
-		if b.Kind != kernel.IntentModelCall && b.Kind != kernel.IntentToolCall {
+		if b.Kind != kernel.IntentModelCall && b.Kind != kernel.IntentToolCall && b.Kind != kernel.IntentCompaction {
 			return corrupt(r, "unknown intent kind %q", b.Kind)
 		}
 		if b.Kind == kernel.IntentToolCall && b.Call == nil {
@@ -252,6 +254,18 @@ func (st *State) addEntry(r ledger.Record, e *Entry) error {
 	}
 	l := st.lane(e.Lane)
 	l.Abandoned = 0
+	if c := e.Compaction; c != nil {
+		if e.Message.Role != llm.RoleUser {
+			return corrupt(r, "compaction entry %s is not a user message", e.ID)
+		}
+		onPath := false
+		for _, p := range st.path(l.Leaf) {
+			onPath = onPath || p.ID == c.FirstKeptID
+		}
+		if !onPath {
+			return corrupt(r, "compaction entry %s keeps from %s, which is not on the lane's path", e.ID, c.FirstKeptID)
+		}
+	}
 	switch e.Message.Role {
 	case llm.RoleUser, llm.RoleAssistant:
 		if e.Parent != "" {
@@ -312,12 +326,39 @@ func (st *State) path(leaf string) []*Entry {
 	return rev
 }
 
-// context returns the messages of the conversation ending at leaf: the spine, with each
-// assistant message followed by its tool results in call order.
+// context returns the messages the model sees for the conversation ending at leaf: the path's
+// messages (each assistant message followed by its tool results in call order), restarting at
+// the last compaction on the path with its summary and the entries from its first kept entry.
+// Every message carries its entry id.
 func (st *State) context(leaf string) []llm.Message {
+	entries := st.pathEntries(leaf)
+	start, from := 0, -1
+	for i := len(entries) - 1; i >= 0; i-- {
+		if c := entries[i].Compaction; c != nil {
+			for j := 0; j < i; j++ {
+				if entries[j].ID == c.FirstKeptID {
+					from = j
+				}
+			}
+			start = i
+			break
+		}
+	}
 	var out []llm.Message
-	for _, e := range st.pathEntries(leaf) {
-		out = append(out, e.Message)
+	add := func(e *Entry) {
+		m := e.Message
+		m.ID = e.ID
+		out = append(out, m)
+	}
+	if from >= 0 {
+		add(entries[start])
+		for _, e := range entries[from:start] {
+			add(e)
+		}
+		start++
+	}
+	for _, e := range entries[start:] {
+		add(e)
 	}
 	return out
 }
