@@ -155,6 +155,8 @@ func toWire(ev kernel.Event) (wireEvent, bool) {
 		w.Message = toWireMessage(ev.Message)
 	case kernel.EventTurnEnd:
 		w.ToolResults = len(ev.Results)
+	case kernel.EventCompaction:
+		w.Message = toWireMessage(ev.Message)
 	default: // agent_end: summarized by the result record
 		return w, false
 	}
