@@ -1,0 +1,55 @@
+package artifact
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+)
+
+// Digest is a content digest in the form "sha256:" followed by 64 lowercase hexadecimal
+// characters. The zero value is not a valid digest.
+type Digest string
+
+// DigestPrefix is the algorithm prefix of every Digest.
+const DigestPrefix = "sha256:"
+
+// Sum returns the digest of data.
+func Sum(data []byte) Digest {
+	sum := sha256.Sum256(data)
+	return Digest(DigestPrefix + hex.EncodeToString(sum[:]))
+}
+
+// ParseDigest checks that s is a digest in canonical form (lowercase hex) and returns it.
+func ParseDigest(s string) (Digest, error) {
+	d := Digest(s)
+	if !d.Valid() {
+		return "", fmt.Errorf("%w: %q (want %s followed by 64 lowercase hex characters)", ErrInvalidDigest, s, DigestPrefix)
+	}
+	return d, nil
+}
+
+// Valid reports whether d is in canonical form.
+func (d Digest) Valid() bool {
+	s := string(d)
+	if len(s) != len(DigestPrefix)+64 || s[:len(DigestPrefix)] != DigestPrefix {
+		return false
+	}
+	for i := len(DigestPrefix); i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Hex returns the 64 hex characters of a valid digest, or "" for an invalid one.
+func (d Digest) Hex() string {
+	if !d.Valid() {
+		return ""
+	}
+	return string(d[len(DigestPrefix):])
+}
+
+// String returns d as it is.
+func (d Digest) String() string { return string(d) }
