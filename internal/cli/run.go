@@ -203,6 +203,9 @@ func runAgent(e *env, o *runOptions, prompt string, jsonOut *jsonWriter) (*syste
 		return nil, nil, err
 	}
 	defer rt.Close()
+	for _, d := range rt.System.Diagnostics {
+		fmt.Fprintf(e.stderr, "rein: context: %s\n", d)
+	}
 	if jsonOut != nil && rt.Session != nil {
 		jsonOut.session = rt.Session.ID()
 	}

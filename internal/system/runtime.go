@@ -79,6 +79,8 @@ type Runtime struct {
 	Model     llm.ModelInfo
 	Workspace *tool.Workspace
 	Tools     *tool.Set
+	// System is the assembled system prompt; its Diagnostics say what was skipped or cut.
+	System    *contextpack.Assembly
 	KeySource KeySource
 	// Session is the durable session, nil with SessionNone; Resumed says it existed before.
 	Session *session.Session
@@ -134,7 +136,7 @@ func Build(o Options) (*Runtime, error) {
 			return fail(err)
 		}
 		if rt.Session != nil {
-			sessionDefaults(&o, rt.Session)
+			sessionDefaults(&o, rt.Session.Fact)
 		}
 	}
 	provider, err := resolveProvider(o)
@@ -171,16 +173,13 @@ func Build(o Options) (*Runtime, error) {
 			return fail(err)
 		}
 	}
-	var lines []contextpack.ToolLine
-	for _, s := range rt.Tools.Specs() {
-		lines = append(lines, contextpack.ToolLine{Name: s.Name, Snippet: s.Snippet})
-	}
-	tools := rt.Tools
+	// The same assembly `rein context` shows (see Inspect); estimates are not needed here.
+	rt.System = assemble(o, ws.Dir, rt.Tools, nil)
 	agent, err := kernel.New(kernel.Config{
 		Model:     model,
-		Tools:     tools,
+		Tools:     rt.Tools,
 		Recorder:  rec,
-		System:    contextpack.SystemPrompt(contextpack.Prompt{Tools: lines, Dir: ws.Dir, Date: o.Now()}),
+		System:    rt.System.Prompt,
 		MaxTurns:  o.MaxTurns,
 		MaxCost:   o.MaxCost,
 		MaxTokens: info.MaxOutput,
@@ -205,17 +204,17 @@ const (
 )
 
 // sessionDefaults fills the model configuration the flags left open from the session's facts.
-func sessionDefaults(o *Options, s *session.Session) {
+func sessionDefaults(o *Options, fact func(string) string) {
 	if o.Provider == "" && o.Script == "" {
-		o.Provider = s.Fact(FactProvider)
+		o.Provider = fact(FactProvider)
 		if o.Model == "" {
-			o.Model = s.Fact(FactModel)
+			o.Model = fact(FactModel)
 		}
 		if o.BaseURL == "" {
-			o.BaseURL = s.Fact(FactBaseURL)
+			o.BaseURL = fact(FactBaseURL)
 		}
 		if o.Provider == llm.ProviderScript {
-			o.Script = s.Fact(FactScript)
+			o.Script = fact(FactScript)
 		}
 	}
 }

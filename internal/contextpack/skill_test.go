@@ -1,0 +1,142 @@
+package contextpack_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reinhq/rein/internal/contextpack"
+)
+
+func TestParseSkill(t *testing.T) {
+	name64 := strings.Repeat("a", 64)
+	desc1024 := strings.Repeat("é", 1024) // characters, not bytes
+	for _, tc := range []struct {
+		name    string
+		dir     string
+		data    []byte
+		wantErr string
+	}{
+		{name: "minimal", dir: "pdf", data: []byte("---\nname: pdf\ndescription: Read PDFs.\n---\n")},
+		{name: "optional fields", dir: "pdf", data: []byte("---\nname: pdf\ndescription: Read PDFs.\nlicense: MIT\nmetadata:\n  version: \"1\"\nallowed-tools: Read\ncompatibility: needs poppler\nx-other: ignored\n---\n")},
+		{name: "name of 64", dir: name64, data: mustFront(name64, "d")},
+		{name: "name of 65", dir: name64 + "a", data: mustFront(name64+"a", "d"), wantErr: "65 characters, more than 64"},
+		{name: "description of 1024 characters", dir: "d", data: mustFront("d", desc1024)},
+		{name: "description of 1025 characters", dir: "d", data: mustFront("d", desc1024+"x"), wantErr: "1025 characters, more than 1024"},
+		{name: "digits and hyphens", dir: "a1-b2", data: mustFront("a1-b2", "d")},
+		{name: "upper case", dir: "Pdf", data: mustFront("Pdf", "d"), wantErr: "lowercase letters"},
+		{name: "underscore", dir: "a_b", data: mustFront("a_b", "d"), wantErr: "lowercase letters"},
+		{name: "non-ASCII", dir: "café", data: mustFront("café", "d"), wantErr: "lowercase letters"},
+		{name: "leading hyphen", dir: "-a", data: mustFront("-a", "d"), wantErr: "starts or ends with a hyphen"},
+		{name: "trailing hyphen", dir: "a-", data: mustFront("a-", "d"), wantErr: "starts or ends with a hyphen"},
+		{name: "double hyphen", dir: "a--b", data: mustFront("a--b", "d"), wantErr: "consecutive hyphens"},
+		{name: "dir mismatch", dir: "b", data: mustFront("a", "d"), wantErr: `differs from its directory name "b"`},
+		{name: "empty description", dir: "a", data: []byte("---\nname: a\ndescription: \"  \"\n---\n"), wantErr: "description is empty"},
+		{name: "no description", dir: "a", data: []byte("---\nname: a\n---\n"), wantErr: "description is missing"},
+		{name: "no name", dir: "a", data: []byte("---\ndescription: d\n---\n"), wantErr: "name is missing"},
+		{name: "list description", dir: "a", data: []byte("---\nname: a\ndescription: [x]\n---\n"), wantErr: "description must be a string"},
+		{name: "no frontmatter", dir: "a", data: []byte("# a\n"), wantErr: "no YAML frontmatter"},
+		{name: "unclosed", dir: "a", data: []byte("---\nname: a\n"), wantErr: "no closing --- line"},
+		{name: "bad yaml", dir: "a", data: []byte("---\nname: [\n---\n"), wantErr: "frontmatter: yaml"},
+		{name: "long compatibility", dir: "a", data: []byte("---\nname: a\ndescription: d\ncompatibility: " + strings.Repeat("c", 501) + "\n---\n"), wantErr: "compatibility has 501 characters"},
+		{name: "closing line with trailing spaces", dir: "a", data: []byte("---\nname: a\ndescription: d\n---  \n")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := contextpack.ParseSkill(tc.dir, tc.data)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("ParseSkill: %v", err)
+				}
+				if s.Name != tc.dir {
+					t.Errorf("name %q, want %q", s.Name, tc.dir)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func mustFront(name, desc string) []byte {
+	return []byte("---\nname: " + name + "\ndescription: " + desc + "\n---\n")
+}
+
+// TestTruncation: a context file over MaxFileBytes is cut at a line boundary, with a notice
+// in the prompt and a diagnostic.
+func TestTruncation(t *testing.T) {
+	dir := realTempDir(t)
+	line := strings.Repeat("x", 99) + "\n"
+	big := strings.Repeat(line, 1000) // 100,000 bytes
+	if err := os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := contextpack.Build(contextpack.Inputs{Dir: dir, Date: date, Tools: allTools}, nil)
+	var ctx *contextpack.Section
+	for i := range a.Sections {
+		if a.Sections[i].Source != "" && a.Sections[i].Name == contextpack.SectionContext {
+			ctx = &a.Sections[i]
+		}
+	}
+	if ctx == nil {
+		t.Fatal("no context section")
+	}
+	shown := (contextpack.MaxFileBytes / 100) * 100
+	if !strings.Contains(ctx.Text, strings.Repeat(line, shown/100)+"[rein: file truncated: 65500 of its 100000 bytes are shown]\n") {
+		t.Errorf("section does not end with %d whole lines and the notice:\n...%s", shown/100, ctx.Text[len(ctx.Text)-200:])
+	}
+	if ctx.Bytes > contextpack.MaxFileBytes+200 {
+		t.Errorf("section has %d bytes", ctx.Bytes)
+	}
+	if len(a.Diagnostics) != 1 || !strings.Contains(a.Diagnostics[0], "truncated: 65500 of its 100000 bytes") {
+		t.Errorf("diagnostics %q", a.Diagnostics)
+	}
+	if ctx.Tokens != 0 {
+		t.Errorf("tokens %d without an estimator", ctx.Tokens)
+	}
+}
+
+// TestNotRegular: a context file that is a directory or a FIFO is skipped, not read.
+func TestNotRegular(t *testing.T) {
+	dir := realTempDir(t)
+	if err := os.Mkdir(filepath.Join(dir, "AGENTS.md"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := contextpack.Build(contextpack.Inputs{Dir: dir, Date: date}, nil)
+	if len(a.Diagnostics) != 1 || !strings.Contains(a.Diagnostics[0], "not a regular file") {
+		t.Errorf("diagnostics %q", a.Diagnostics)
+	}
+}
+
+// TestRepoRootIsGitFile: a .git file (worktree, submodule) marks the root too.
+func TestRepoRootIsGitFile(t *testing.T) {
+	root := realTempDir(t)
+	sub := filepath.Join(root, "wt", "pkg")
+	for p, data := range map[string]string{
+		"AGENTS.md":        "outside the worktree\n",
+		"wt/.git":          "gitdir: ../.git/worktrees/wt\n",
+		"wt/AGENTS.md":     "worktree root\n",
+		"wt/pkg/AGENTS.md": "package\n",
+	} {
+		p = filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := contextpack.Load(contextpack.Inputs{Dir: sub})
+	if src.Root != filepath.Join(root, "wt") {
+		t.Errorf("root %s", src.Root)
+	}
+	var got []string
+	for _, f := range src.Context {
+		got = append(got, strings.TrimSpace(f.Text))
+	}
+	if strings.Join(got, "|") != "worktree root|package" {
+		t.Errorf("context files %q", got)
+	}
+}

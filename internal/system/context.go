@@ -1,0 +1,245 @@
+package system
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/reinhq/rein/internal/contextpack"
+	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/session"
+	"github.com/reinhq/rein/internal/tool"
+)
+
+// assemble builds the system prompt of a run in dir offering tools. Build and Inspect both
+// call it, so what `rein context` shows is what a run sends. est may be nil.
+func assemble(o Options, dir string, tools *tool.Set, est contextpack.Estimator) *contextpack.Assembly {
+	var lines []contextpack.ToolLine
+	for _, s := range tools.Specs() {
+		lines = append(lines, contextpack.ToolLine{Name: s.Name, Snippet: s.Snippet})
+	}
+	return contextpack.Build(contextpack.Inputs{
+		Dir: dir, Home: o.Home, Tools: lines, Date: o.Now(),
+		// The trust gate arrives with issue 5 (policy); until then every project is trusted.
+		ProjectTrusted: true,
+	}, est)
+}
+
+// toolSpecs are the tool schemas as a request carries them.
+func toolSpecs(tools *tool.Set) []llm.ToolSpec {
+	var out []llm.ToolSpec
+	for _, s := range tools.Specs() {
+		out = append(out, llm.ToolSpec{Name: s.Name, Description: s.Description, Schema: s.Schema})
+	}
+	return out
+}
+
+// Context is what the next model request of a run would carry, built without calling a model.
+type Context struct {
+	// Provider and Model are "" when no provider is configured.
+	Provider, Model string
+	ContextWindow   int
+	MaxTokens       int
+	// Session is the id of the session the run continues, "" for a new one.
+	Session string
+	// Estimator names how tokens are estimated (see contextpack.EstimatorFor).
+	Estimator string
+	System    *contextpack.Assembly
+	Tools     []llm.ToolSpec
+	// History is the conversation continued, as adapters send it (healed); Prompt is the new
+	// user message, nil when a session is continued without one.
+	History []llm.Message
+	Prompt  *llm.Message
+	// Sections: the system prompt's, then one per tool, per history message, and the prompt.
+	Sections      []contextpack.Section
+	Bytes, Tokens int
+	// RequestBytes is the size of the request in rein's provider-neutral JSON encoding
+	// (llm.Request); each provider's wire encoding differs somewhat.
+	RequestBytes int
+	// Reported is the context size by the provider's own count: the usage the last answer
+	// reported, plus estimates for the messages after it; 0 when no answer reported usage.
+	Reported int
+}
+
+// newSessionID stands in for the id of a session that does not exist yet, so the request
+// size counts the 32 characters it will have.
+const newSessionID = "00000000000000000000000000000000"
+
+// Inspect builds the next request of the run o describes, with prompt as the new user message
+// ("" for none), and measures it. It calls no model, needs no API key and writes nothing: a
+// session is read without its writer lock. A session with interrupted work is shown before
+// recovery settles it. With no provider configured at all, the request is still built; only
+// the model-specific parts (estimator, output limit) fall back to defaults.
+func Inspect(o Options, prompt string) (*Context, error) {
+	if o.Getenv == nil {
+		return nil, errors.New("system: Options.Getenv is required")
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	reg := llm.NewRegistry()
+	if err := reg.LoadOverrides(filepath.Join(o.Home, "models.json")); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	ws, err := tool.OpenWorkspace(o.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	defer ws.Close()
+	c := &Context{}
+	st, err := loadSession(o, ws.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var history []llm.Message
+	if st != nil {
+		c.Session = st.Header.ID
+		sessionDefaults(&o, func(k string) string { return st.Facts[k] })
+		history = sessionContext(st)
+	}
+	provider, err := resolveProvider(o)
+	if err != nil && (o.Provider != "" || o.Script != "") {
+		return nil, err
+	}
+	if err == nil {
+		c.Provider = provider
+		c.Model = o.Model
+		if c.Model == "" {
+			c.Model = llm.DefaultModel(provider)
+		}
+		if c.Model != "" {
+			info, _ := reg.Lookup(provider, c.Model)
+			c.ContextWindow, c.MaxTokens = info.ContextWindow, info.MaxOutput
+		}
+	}
+	tools, err := buildTools(ws, o)
+	if err != nil {
+		return nil, err
+	}
+	est := contextpack.EstimatorFor(c.Provider, c.Model)
+	c.Estimator = est.Name()
+	c.System = assemble(o, ws.Dir, tools, est)
+	c.Tools = toolSpecs(tools)
+	c.History = llm.Heal(history)
+	if prompt != "" {
+		m := llm.UserText(prompt)
+		c.Prompt = &m
+	}
+
+	c.Sections = append(c.Sections, c.System.Sections...)
+	for _, t := range c.Tools {
+		c.Sections = append(c.Sections, contextpack.ToolSection(t, est))
+	}
+	lastUsage := -1 // the section index of the last answer with reported usage
+	for _, m := range c.History {
+		if m.Role == llm.RoleAssistant && m.Usage != nil && m.Usage.Total() > 0 {
+			lastUsage = len(c.Sections)
+			c.Reported = m.Usage.Total()
+		}
+		c.Sections = append(c.Sections, contextpack.MessageSection(contextpack.SectionMessage, m, est))
+	}
+	if c.Prompt != nil {
+		c.Sections = append(c.Sections, contextpack.MessageSection(contextpack.SectionPrompt, *c.Prompt, est))
+	}
+	for i, s := range c.Sections {
+		c.Bytes += s.Bytes
+		c.Tokens += s.Tokens
+		if lastUsage >= 0 && i > lastUsage {
+			c.Reported += s.Tokens
+		}
+	}
+
+	req := llm.Request{System: c.System.Prompt, Messages: c.History, Tools: c.Tools, MaxTokens: c.MaxTokens}
+	if c.Prompt != nil {
+		req.Messages = append(append([]llm.Message(nil), c.History...), *c.Prompt)
+	}
+	switch {
+	case c.Session != "":
+		req.SessionID = c.Session
+	case o.Session.Mode != SessionNone:
+		req.SessionID = newSessionID
+	}
+	data, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	c.RequestBytes = len(data)
+	return c, nil
+}
+
+// sessionContext returns the messages a run continuing st sends: the main lane's
+// conversation, restarting at its last compaction with the summary and the entries from the
+// compaction's first kept entry. It follows the rule of session.Session.Context, which a
+// State read without the writer lock does not offer; TestSessionContextMatchesSession checks
+// that the two agree.
+func sessionContext(st *session.State) []llm.Message {
+	entries := st.Conversation()
+	start, from := 0, -1
+	for i := len(entries) - 1; i >= 0; i-- {
+		if c := entries[i].Compaction; c != nil {
+			for j := range i {
+				if entries[j].ID == c.FirstKeptID {
+					from = j
+				}
+			}
+			start = i
+			break
+		}
+	}
+	var out []llm.Message
+	add := func(e *session.Entry) {
+		m := e.Message
+		m.ID = e.ID
+		out = append(out, m)
+	}
+	if from >= 0 {
+		add(entries[start])
+		for _, e := range entries[from:start] {
+			add(e)
+		}
+		start++
+	}
+	for _, e := range entries[start:] {
+		add(e)
+	}
+	return out
+}
+
+// loadSession reads, without locking it, the session a run of o would continue; nil when the
+// run starts a new one.
+func loadSession(o Options, cwd string) (*session.State, error) {
+	var dir string
+	switch o.Session.Mode {
+	case SessionNew, SessionNone:
+		return nil, nil
+	case SessionContinue:
+		sd, err := LatestSession(o.Home, cwd)
+		if err != nil {
+			return nil, err
+		}
+		dir = sd.Dir
+	case SessionResume:
+		sd, err := FindSession(o.Home, cwd, o.Session.Ref)
+		if err != nil {
+			return nil, err
+		}
+		dir = sd.Dir
+	case SessionAt:
+		abs, err := filepath.Abs(strings.TrimSuffix(o.Session.Ref, "/ledger.jsonl"))
+		if err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(filepath.Join(abs, "ledger.jsonl")); err != nil {
+			return nil, nil // a run would create it
+		}
+		dir = abs
+	default:
+		return nil, fmt.Errorf("%w: this command does not take --fork", ErrConfig)
+	}
+	st, _, err := session.Load(dir)
+	return st, err
+}
