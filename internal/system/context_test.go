@@ -69,11 +69,37 @@ func jsonStrings(v any, out map[string]bool) {
 // Inspect reports (one code path: assemble). It logs the bytes of the default first request
 // for prompt "hi" with all seven tools, rein's provider-neutral encoding and each wire body.
 func TestRunSendsWhatInspectShows(t *testing.T) {
-	dir, home := realDir(t), t.TempDir()
+	bare, dir, home := realDir(t), realDir(t), t.TempDir()
 	must(t, os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("Run the tests.\n"), 0o644))
 	must(t, os.MkdirAll(filepath.Join(dir, ".rein", "skills", "go-test"), 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, ".rein", "skills", "go-test", "SKILL.md"), []byte("---\nname: go-test\ndescription: Run Go tests.\n---\n"), 0o644))
 	for _, provider := range []string{llm.ProviderAnthropic, llm.ProviderOpenAI, llm.ProviderOpenAICompat} {
+		t.Run(provider+"/default", func(t *testing.T) {
+			srv, bodies := captureServer(t)
+			o := Options{Provider: provider, APIKey: "k", BaseURL: srv.URL, Model: "qwen", Dir: bare, Home: home, Getenv: env(nil),
+				HTTPClient: srv.Client(), Now: fixedNow, Session: SessionChoice{Mode: SessionNone}}
+			if provider != llm.ProviderOpenAICompat {
+				o.Model = ""
+			}
+			o.Retry = llm.DefaultRetryPolicy
+			o.Retry.MaxAttempts = 1
+			c, err := Inspect(o, "hi")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt, err := Build(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close()
+			_, _ = rt.Agent.Run(context.Background(), nil, llm.UserText("hi"))
+			got := bodies()
+			if len(got) != 1 || !strings.Contains(string(got[0]), "Current working directory: ") {
+				t.Fatalf("%d requests", len(got))
+			}
+			t.Logf("default first request, prompt %q, 7 tools, no context files: %s %s wire body %d bytes; llm.Request %d bytes; ~%d tokens (%s)",
+				"hi", provider, c.Model, len(got[0]), c.RequestBytes, c.Tokens, c.Estimator)
+		})
 		t.Run(provider, func(t *testing.T) {
 			srv, bodies := captureServer(t)
 			o := Options{Provider: provider, APIKey: "k", BaseURL: srv.URL, Dir: dir, Home: home, Getenv: env(nil),
