@@ -6,5 +6,6 @@
 //
 // [Decode] returns a generic tree (map[string]any, []any, json.Number, string, bool, nil).
 // [Unmarshal] decodes into a Go value and additionally requires every object key to be a
-// field's exact JSON name.
+// field's exact JSON name. [Options] adds limits for untrusted input: MaxDocumentBytes refuses
+// an oversize document (an error wrapping [ErrTooLarge]) before parsing it.
 package strictjson

@@ -1,0 +1,304 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// FixedPath is the PATH every approved command runs with. It holds only system directories:
+// never ".", the workspace or a user's bin directory.
+const FixedPath = "/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// FixedEnv is set for every approved command, after the allowlisted variables: Go uses
+// only its defaults and the local toolchain, git ignores system configuration and never
+// prompts.
+var FixedEnv = []string{
+	"GOENV=off",
+	"GOTOOLCHAIN=local",
+	"GIT_CONFIG_NOSYSTEM=1",
+	"GIT_TERMINAL_PROMPT=0",
+}
+
+// Defaults for approved commands.
+const (
+	DefaultCommandTimeout = 10 * time.Minute
+	DefaultMaxOutput      = 256 << 10
+	// commandWaitDelay bounds the wait for the output pipes once the process is gone.
+	commandWaitDelay = 2 * time.Second
+)
+
+// Command is an approved command: a fixed argv run without a shell.
+type Command struct {
+	// ID names the command (the writer asks for it by id).
+	ID string
+	// Argv is the program and its arguments. A program without "/" is looked up in
+	// [FixedPath]; a path must be absolute.
+	Argv []string
+	// Dir is the absolute working directory.
+	Dir string
+	// Env lists the names of variables passed through from rein's environment. Names in
+	// [UnsafeEnv] are refused.
+	Env []string
+	// Timeout bounds the run; zero means [DefaultCommandTimeout]. When it expires the
+	// whole process group is killed.
+	Timeout time.Duration
+	// MaxOutput bounds the output kept (the tail); zero means [DefaultMaxOutput].
+	MaxOutput int
+}
+
+// Validate checks a declaration. Errors are *[Error] with [CodeInvalidCommand].
+func (c Command) Validate() error {
+	bad := func(format string, args ...any) error {
+		return errorf(CodeInvalidCommand, "approved command %q: %s", c.ID, fmt.Sprintf(format, args...))
+	}
+	if strings.TrimSpace(c.ID) == "" {
+		return errorf(CodeInvalidCommand, "an approved command needs an id")
+	}
+	if len(c.Argv) == 0 || c.Argv[0] == "" {
+		return bad("argv is empty; give the program and its arguments")
+	}
+	if strings.Contains(c.Argv[0], "/") && !filepath.IsAbs(c.Argv[0]) {
+		return bad("program %q is a relative path; give an absolute path or a name found in %s", c.Argv[0], FixedPath)
+	}
+	for _, a := range c.Argv {
+		if strings.ContainsRune(a, 0) {
+			return bad("an argument contains a NUL byte")
+		}
+	}
+	if !filepath.IsAbs(c.Dir) {
+		return bad("working directory %q is not absolute", c.Dir)
+	}
+	for _, n := range c.Env {
+		if !validEnvName(n) {
+			return bad("%q is not an environment variable name", n)
+		}
+		if matchEnv(n, UnsafeEnv) {
+			return bad("%s may not be passed to an approved command: it changes what programs run or load (see policy.UnsafeEnv)", n)
+		}
+	}
+	if c.Timeout < 0 || c.MaxOutput < 0 {
+		return bad("timeout and output limit must not be negative")
+	}
+	return nil
+}
+
+// Registry holds approved commands by id. It is immutable and safe for concurrent use.
+type Registry struct {
+	byID map[string]Command
+}
+
+// NewRegistry validates the commands and indexes them by id; ids must be unique.
+func NewRegistry(cmds ...Command) (*Registry, error) {
+	r := &Registry{byID: make(map[string]Command, len(cmds))}
+	for _, c := range cmds {
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+		if _, dup := r.byID[c.ID]; dup {
+			return nil, errorf(CodeInvalidCommand, "approved command id %q is declared twice", c.ID)
+		}
+		c.Argv = slices.Clone(c.Argv)
+		c.Env = slices.Clone(c.Env)
+		r.byID[c.ID] = c
+	}
+	return r, nil
+}
+
+// IDs returns the command ids, sorted.
+func (r *Registry) IDs() []string {
+	ids := make([]string, 0, len(r.byID))
+	for id := range r.byID {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// Get returns the command with the given id; an unknown id is an *[Error] with
+// [CodeUnknownCommand] listing the known ones.
+func (r *Registry) Get(id string) (Command, error) {
+	c, ok := r.byID[id]
+	if !ok {
+		known := strings.Join(r.IDs(), ", ")
+		if known == "" {
+			known = "none are declared"
+		}
+		return Command{}, errorf(CodeUnknownCommand, "no approved command has the id %q; use one of: %s", id, known)
+	}
+	c.Argv = slices.Clone(c.Argv)
+	c.Env = slices.Clone(c.Env)
+	return c, nil
+}
+
+// Run runs the command with the given id (see [Run]).
+func (r *Registry) Run(ctx context.Context, id string) (Result, error) {
+	c, err := r.Get(id)
+	if err != nil {
+		return Result{}, err
+	}
+	return Run(ctx, c)
+}
+
+// Result is the outcome of an approved command.
+type Result struct {
+	ID string
+	// ExitCode is the exit status; -1 when the process was killed or did not exit normally.
+	ExitCode int
+	// Output is stdout and stderr merged in arrival order: the last MaxOutput bytes,
+	// preceded by a notice when earlier output was dropped.
+	Output string
+	// TotalBytes counts all output, kept or not.
+	TotalBytes int64
+	Truncated  bool
+	TimedOut   bool
+	// Canceled: the context was cancelled before the command finished.
+	Canceled bool
+	Duration time.Duration
+}
+
+// Run runs an approved command: no shell, the environment built from the allowlist plus
+// [FixedEnv] and PATH=[FixedPath], stdin on /dev/null, its own process group, output kept up
+// to the limit. When the timeout expires or ctx is cancelled the whole group is killed.
+// A non-zero exit is a result, not an error; an error (an *[Error]) means the command could
+// not run.
+func Run(ctx context.Context, c Command) (Result, error) {
+	if err := c.Validate(); err != nil {
+		return Result{}, err
+	}
+	prog := c.Argv[0]
+	if !strings.Contains(prog, "/") {
+		p, err := lookPath(prog)
+		if err != nil {
+			return Result{}, &Error{Code: CodeCommandFailed, Message: fmt.Sprintf("approved command %q: %s is not in %s; give its absolute path", c.ID, prog, FixedPath), Err: err}
+		}
+		prog = p
+	}
+	timeout := c.Timeout
+	if timeout == 0 {
+		timeout = DefaultCommandTimeout
+	}
+	limit := c.MaxOutput
+	if limit == 0 {
+		limit = DefaultMaxOutput
+	}
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	out := &tailBuffer{limit: limit}
+	cmd := exec.CommandContext(runCtx, prog, c.Argv[1:]...)
+	cmd.Args[0] = c.Argv[0]
+	cmd.Dir = c.Dir
+	cmd.Env = commandEnv(c.Env)
+	cmd.Stdin = nil
+	cmd.Stdout = out
+	cmd.Stderr = out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var killed atomic.Bool
+	cmd.Cancel = func() error {
+		killed.Store(true)
+		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return err
+		}
+		return nil
+	}
+	cmd.WaitDelay = commandWaitDelay
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return Result{}, &Error{Code: CodeCommandFailed, Message: fmt.Sprintf("approved command %q could not start: %v", c.ID, err), Err: err}
+	}
+	waitErr := cmd.Wait()
+	// Whatever happened, nothing of the group may outlive the run.
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+
+	res := Result{ID: c.ID, ExitCode: -1, Duration: time.Since(start)}
+	res.Output, res.TotalBytes, res.Truncated = out.result()
+	switch {
+	case killed.Load() && ctx.Err() != nil:
+		res.Canceled = true
+	case killed.Load():
+		res.TimedOut = true
+	case waitErr == nil || errors.Is(waitErr, exec.ErrWaitDelay):
+		res.ExitCode = cmd.ProcessState.ExitCode()
+	default:
+		var ee *exec.ExitError
+		if errors.As(waitErr, &ee) {
+			res.ExitCode = ee.ExitCode()
+		} else {
+			return res, &Error{Code: CodeCommandFailed, Message: fmt.Sprintf("approved command %q: %v", c.ID, waitErr), Err: waitErr}
+		}
+	}
+	return res, nil
+}
+
+// lookPath finds a program in FixedPath.
+func lookPath(name string) (string, error) {
+	for _, dir := range filepath.SplitList(FixedPath) {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
+
+// commandEnv builds an approved command's environment.
+func commandEnv(allow []string) []string {
+	env := []string{"PATH=" + FixedPath}
+	for _, n := range allow {
+		if matchEnv(n, UnsafeEnv) {
+			continue
+		}
+		if v, ok := os.LookupEnv(n); ok {
+			env = append(env, n+"="+v)
+		}
+	}
+	return append(env, FixedEnv...)
+}
+
+// tailBuffer keeps the last limit bytes written to it.
+type tailBuffer struct {
+	mu    sync.Mutex
+	limit int
+	buf   []byte
+	total int64
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.total += int64(len(p))
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > 2*b.limit {
+		b.buf = append(b.buf[:0:0], b.buf[len(b.buf)-b.limit:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) result() (string, int64, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	kept := b.buf
+	if len(kept) > b.limit {
+		kept = kept[len(kept)-b.limit:]
+	}
+	for len(kept) > 0 && int64(len(kept)) < b.total && kept[0]&0xC0 == 0x80 {
+		kept = kept[1:] // do not start in the middle of a UTF-8 sequence
+	}
+	if int64(len(kept)) == b.total {
+		return string(kept), b.total, false
+	}
+	notice := fmt.Sprintf("[output truncated: showing the last %d of %d bytes]\n", len(kept), b.total)
+	return notice + string(kept), b.total, true
+}

@@ -1,0 +1,139 @@
+// Package policy holds rein's permission building blocks: permission rules for tool calls
+// and bash command lines, role tool surfaces, approved commands, and secret scanning.
+//
+// # The command rules are NOT a sandbox
+//
+// Rules match the words of a command line before it runs. They stop a model from running a
+// command the user denied by accident or by habit, and they let the user approve common
+// commands without prompts. They cannot stop a determined program: a command the rules
+// allow can still do anything its code does (a test suite, a Makefile, "python -c", "git"
+// with an alias, an interpreter reading a file written a moment earlier). Isolation comes
+// from the OS: rein's --sandbox (bubblewrap) for commands, os.Root confinement for the file
+// tools. Deny rules are best effort against commands that run other commands; this package
+// looks inside the common ones (listed below) and refuses lines it cannot see through.
+//
+// # Rule syntax
+//
+// Settings hold {"permissions": {"allow": [...], "ask": [...], "deny": [...]}} ([Rules]).
+// A rule is
+//
+//   - a tool name: "edit", "bash", "mcp_search" — every call of that tool;
+//   - bash(PATTERN): a pattern over the words of each simple command;
+//   - read(GLOB), write(GLOB), edit(GLOB), grep(GLOB), find(GLOB), ls(GLOB): a doublestar glob
+//     over the path. read(…) covers every reading tool (read, grep, find, ls) and the paths
+//     a bash line reads; write(…) and edit(…) cover both writing tools (write, edit) and the
+//     paths a bash line writes; grep(…), find(…), ls(…) cover only that tool.
+//
+// Tool names are case-insensitive. Deny wins over ask, ask over allow; a call no rule
+// matches gets [NoMatch] and the caller's default.
+//
+// Path globs ([github.com/bmatcuk/doublestar/v4]) match the cleaned, workspace-relative,
+// slash-separated path: "docs/**", "**/.env", "*.go" (top level only). "./" and a trailing
+// "/" are dropped, "~/" is the home directory, and a glob starting with "/" matches absolute
+// paths. A glob also matches everything below a directory it matches ("write(docs)" covers
+// docs/a.md). Deny and ask globs match case-insensitively (".ENV" is caught on
+// case-insensitive file systems); allow globs match exactly. Directory tools (ls, find,
+// grep) are checked against the directory they are given; to hide denied files inside it,
+// filter their results with [Policy.DecidePath].
+//
+// Command patterns are words separated by spaces: "git push *", "go test ./...", "rm *".
+// Each word is a glob over one word of the command: "*" matches any characters (including
+// "/" and none), "?" one character, "\" escapes the next character (also a space); there are
+// no character classes. A final "*" matches any number of further words, including none
+// ("git push *" matches "git push" and "git push origin main" but not "git pushx"); "**" does
+// so anywhere. "bash(*)" is the whole tool. The legacy suffix ":*" ("npm run:*") means " *".
+// Patterns match words, not meaning: "rm -rf *" does not match "rm -fr x" or "rm -r -f x";
+// write deny rules broadly ("rm *").
+//
+// Words are compared after the shell's quote removal: \rm, r""m, 'rm', $'\x72m' are all rm.
+// The command name of a deny or ask pattern without "/" also matches any path with that base
+// name (/bin/rm, ./rm); an allow pattern approves a command given by path only when it
+// spells the path. A word whose value is only known when the line runs ($VAR, $(cmd), globs)
+// may be anything for deny and ask rules — an unquoted one any number of words — and
+// satisfies an allow pattern only where the pattern has "*" (one word, if it cannot split)
+// or a final "*".
+//
+// # What a bash line is checked for
+//
+// [Policy.DecideCommand] parses the line with mvdan.cc/sh/v3/syntax and judges every simple
+// command in it: pipelines, && || ; lists, subshells, { } groups, if/for/while/case,
+// function bodies, command and process substitution (also inside words, expansions,
+// arithmetic and unquoted here-documents), coproc and time. It looks inside:
+//
+//   - bash/sh/zsh/dash/ksh -c SCRIPT, and a shell fed a here-document or here-string;
+//   - eval, trap and alias (their text is a script), su -c, flock -c, watch;
+//   - env (assignments, -i, -u, -C, -S/--split-string), sudo, doas, nice, nohup, timeout,
+//     stdbuf, setsid, ionice, time, command, builtin, exec, chroot, busybox;
+//   - xargs CMD (the input words are unknown), find -exec/-execdir/-ok/-okdir CMD … ; or +.
+//
+// The line is denied when
+//
+//   - it does not parse ([CodeUnparseable]), is longer than 256 KiB, nests more than 12
+//     levels or holds more than 512 commands ([CodeUnanalysable]);
+//   - a command name is not a fixed word ($CMD arg, $(echo rm), "${a[@]}", {rm,x}, r?),
+//     a shell or eval gets a script computed at run time (bash -c "$(curl …)"), a shell
+//     reads its script from a pipe (curl … | sh), a sourced or executed script path is
+//     computed (source <(…)), or a wrapper has an option this package does not know
+//     ([CodeUnanalysable]);
+//   - it writes to a protected path ([CodeProtectedPath]) through a redirection (> >> >|
+//     &> &>> >&FILE <>) or as an operand of a common file-changing command (tee, cp, mv,
+//     ln, rm, touch, mkdir, chmod, sed -i, dd of=, curl -o, find -fprint…), resolving
+//     relative paths against every directory the line cd's into; a redirection to a
+//     computed path, or a relative write after a cd to a computed directory, is
+//     [CodeUnanalysable];
+//   - any command may match a deny rule, or a path it reads or writes may match a deny
+//     read/write rule ([CodeDenied]).
+//
+// Otherwise an ask match makes it [Ask]; it is [Allow] only when every command is matched
+// by an allow rule — wrappers whose inner command is judged on its own (env, nice, timeout,
+// bash -c, eval, xargs…) need no rule; sudo, doas, chroot and su do. A command that sets a
+// variable changing what programs run (PATH, LD_PRELOAD, GIT_*, BASH_ENV… see [UnsafeEnv]),
+// directly, through env or export, read or printf -v, or a line using hash -p, is never
+// approved by a specific allow rule (the verdict is NoMatch); only a whole-tool "bash"
+// allow approves it.
+//
+// Known limits: paths are checked lexically (a symlink into .git is not followed; os.Root
+// confinement of the file tools is what holds), "cd" ignores CDPATH unless the line sets it,
+// arithmetic evaluation of variable contents and programs that run code from files or
+// arguments (python -c, make, git aliases, ssh host cmd) are not analysed.
+//
+// # Roles
+//
+// [SurfaceFor] gives each [Role] its tools: default every tool; workflow the read-only tools
+// (read, grep, find, ls) and the run's contract tools; writer the file tools and
+// [ToolRunCommand] (approved commands by id), never bash; review read, grep, find, ls and
+// the contract tools. [Surface.Filter] removes every other tool from a tool set, so a role
+// never sees a tool it cannot use; [Surface.Check] refuses a call outside the surface with
+// [CodeReviewMutation] for a reviewer and [CodeToolNotInRole] otherwise.
+//
+// # Approved commands
+//
+// [Run] runs a [Command] — id, argv, working directory, an allowlist of environment names,
+// a timeout — without a shell: the environment is PATH=[FixedPath], the allowlisted
+// variables (never one of [UnsafeEnv]) and [FixedEnv]; stdin is /dev/null; the command leads
+// its own process group, and the timeout, a cancelled context, or the command's own exit
+// kill the whole group; output (stdout and stderr merged) keeps its last bytes with a
+// truncation notice. A [Registry] resolves ids; an unknown id is [CodeUnknownCommand].
+//
+// # Secret scanning
+//
+// [Scan] finds secrets with a versioned rule set ([RuleSetVersion], [SecretRuleIDs]):
+// PEM private keys, AWS access key ids and secret keys, GCP API keys and service-account
+// keys, GitHub (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_), GitLab (glpat- and other gl*-
+// tokens), Slack tokens and webhooks, Stripe live keys, Anthropic (sk-ant-), OpenAI
+// (sk-proj-, sk-svcacct-, sk-admin-, legacy sk-), JWTs, bearer tokens, and high-entropy
+// values assigned to secret-like names (password, secret, token, api_key…, entropy ≥ 3.5
+// bits per byte, documentation placeholders ignored). Long base64 runs are decoded once and
+// scanned with the specific rules. A [Finding] holds the rule, the byte range and a preview
+// that shows only the public prefix ("ghp_…[github-token, 40 bytes]"). [Redact] replaces
+// each finding with "[REDACTED:rule-id]".
+//
+// Contract: a scanner error ([CodeScanFailed]: text over [MaxScanBytes], an internal
+// failure) means the text was not scanned. Callers must refuse to emit it; [Redact] returns
+// a fixed notice in place of the text.
+//
+// # Errors
+//
+// Every refusal is an *[Error] with a [Code] and a message that says what to do;
+// [Decision.Err] turns a Deny or Ask into one. [CodeOf] extracts the code.
+package policy

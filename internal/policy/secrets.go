@@ -1,0 +1,437 @@
+package policy
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// RuleSetVersion identifies the secret-scanning rule set. It changes whenever a rule is
+// added, removed or changed, so a recorded scan says which rules it applied.
+const RuleSetVersion = "2026.1"
+
+// MaxScanBytes is the largest text [Scan] accepts; larger text is an error (fail closed).
+const MaxScanBytes = 64 << 20
+
+// Finding is one secret found in a text. It never holds the secret itself.
+type Finding struct {
+	// RuleID names the rule ("github-token"); a secret found inside base64-encoded text has
+	// the rule id prefixed with "base64:".
+	RuleID string `json:"ruleId"`
+	// Start and End are the byte offsets of the secret in the scanned text.
+	Start int `json:"start"`
+	End   int `json:"end"`
+	// Preview shows at most the secret's fixed, public prefix ("ghp_") and its length.
+	Preview string `json:"preview"`
+}
+
+// secretRule is one detection rule.
+type secretRule struct {
+	id string
+	// keywords: at least one must occur in the lower-cased text for the rule to run.
+	keywords []string
+	re       *regexp.Regexp
+	// group is the submatch holding the secret; 0 is the whole match.
+	group int
+	// minEntropy is the Shannon entropy (bits per byte) the secret must reach.
+	minEntropy float64
+	// prefix is the length of the secret's public, fixed prefix shown in previews.
+	prefix func(secret string) int
+	// ignore reports known non-secrets (documentation example keys…).
+	ignore func(secret string) bool
+	// find replaces re for rules that need code (PEM blocks).
+	find func(text string) [][2]int
+}
+
+func fixed(n int) func(string) int { return func(string) int { return n } }
+
+// upTo shows the prefix up to and including the first occurrence of sep.
+func upTo(sep string) func(string) int {
+	return func(s string) int {
+		if i := strings.Index(s, sep); i >= 0 {
+			return i + len(sep)
+		}
+		return 0
+	}
+}
+
+var stopwords = []string{"example", "placeholder", "changeme", "change_me", "your_", "your-", "redacted", "dummy", "sample", "xxxxxxxx", "********", "<", ">", "{{", "}}"}
+
+func hasStopword(s string) bool {
+	l := strings.ToLower(s)
+	for _, w := range stopwords {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	pemBegin = regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
+	pemEnd   = regexp.MustCompile(`-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
+)
+
+// findPrivateKeys finds PEM private key blocks, from BEGIN to END (or to the end of the key
+// material when END is missing). A BEGIN line without at least 32 characters of key
+// material after it is prose, not a key.
+func findPrivateKeys(text string) [][2]int {
+	var out [][2]int
+	for _, m := range pemBegin.FindAllStringIndex(text, -1) {
+		if len(out) > 0 && m[0] < out[len(out)-1][1] {
+			continue
+		}
+		rest := text[m[1]:]
+		end := -1
+		if e := pemEnd.FindStringIndex(rest); e != nil {
+			end = m[1] + e[1]
+			rest = rest[:e[0]]
+		}
+		material, stop := 0, len(rest)
+		for i := 0; i < len(rest); i++ {
+			c := rest[i]
+			switch {
+			case c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/':
+				material++
+			case c == '=' || c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\\' || c == '"' || c == ':' || c == '-' || c == ',':
+			default:
+				if end < 0 {
+					stop = i
+					i = len(rest)
+				}
+			}
+		}
+		if material < 32 {
+			continue
+		}
+		if end < 0 {
+			end = m[1] + stop
+		}
+		out = append(out, [2]int{m[0], end})
+	}
+	return out
+}
+
+// secretRules is the rule set; see [RuleSetVersion].
+var secretRules = []secretRule{
+	{
+		id:       "private-key",
+		keywords: []string{"private key"},
+		find:     findPrivateKeys,
+		prefix: func(s string) int {
+			if i := strings.Index(s[5:], "-----"); i >= 0 {
+				return i + 10
+			}
+			return 0
+		},
+	},
+	{
+		id:         "aws-access-key-id",
+		keywords:   []string{"akia", "asia", "abia", "acca", "a3t"},
+		re:         regexp.MustCompile(`\b((?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16})\b`),
+		group:      1,
+		minEntropy: 3.0,
+		prefix:     fixed(4),
+		ignore:     func(s string) bool { return strings.HasSuffix(s, "EXAMPLE") },
+	},
+	{
+		id:         "aws-secret-access-key",
+		keywords:   []string{"secret"},
+		re:         regexp.MustCompile(`(?i)(?:aws)?_?secret_?access_?key["']?\s*(?::=|=>|[:=])\s*["']?([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`),
+		group:      1,
+		minEntropy: 3.5,
+		prefix:     fixed(0),
+		ignore:     func(s string) bool { return strings.HasSuffix(s, "EXAMPLEKEY") },
+	},
+	{
+		id:         "gcp-api-key",
+		keywords:   []string{"aiza"},
+		re:         regexp.MustCompile(`\b(AIza[0-9A-Za-z_-]{35})(?:[^0-9A-Za-z_-]|$)`),
+		group:      1,
+		minEntropy: 3.5,
+		prefix:     fixed(4),
+	},
+	{
+		id:       "gcp-service-account-key",
+		keywords: []string{"service_account"},
+		re:       regexp.MustCompile(`"private_key_id"\s*:\s*"([0-9a-f]{40})"`),
+		group:    1,
+		prefix:   fixed(0),
+	},
+	{
+		id:         "github-token",
+		keywords:   []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
+		re:         regexp.MustCompile(`\b((?:ghp|gho|ghu|ghs|ghr)_[0-9A-Za-z]{36,255})\b`),
+		group:      1,
+		minEntropy: 3.0,
+		prefix:     fixed(4),
+	},
+	{
+		id:         "github-fine-grained-pat",
+		keywords:   []string{"github_pat_"},
+		re:         regexp.MustCompile(`\b(github_pat_[0-9A-Za-z]{22}_[0-9A-Za-z]{59})\b`),
+		group:      1,
+		minEntropy: 3.0,
+		prefix:     fixed(11),
+	},
+	{
+		id:         "gitlab-token",
+		keywords:   []string{"glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glsoat-", "glcbt-"},
+		re:         regexp.MustCompile(`\b((?:glpat|gldt|glrt|glptt|glft|glsoat|glcbt)-[0-9A-Za-z_-]{20,255})`),
+		group:      1,
+		minEntropy: 3.0,
+		prefix:     upTo("-"),
+	},
+	{
+		id:         "slack-token",
+		keywords:   []string{"xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-"},
+		re:         regexp.MustCompile(`\b(xox[baprs]-[0-9A-Za-z-]{10,250})`),
+		group:      1,
+		minEntropy: 2.5,
+		prefix:     fixed(5),
+	},
+	{
+		id:       "slack-webhook-url",
+		keywords: []string{"hooks.slack.com"},
+		re:       regexp.MustCompile(`(?i)(https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,})`),
+		group:    1,
+		prefix:   upTo(".com/"),
+	},
+	{
+		id:         "stripe-live-key",
+		keywords:   []string{"sk_live_", "rk_live_"},
+		re:         regexp.MustCompile(`\b((?:sk|rk)_live_[0-9A-Za-z]{20,247})\b`),
+		group:      1,
+		minEntropy: 3.0,
+		prefix:     fixed(8),
+	},
+	{
+		id:         "anthropic-api-key",
+		keywords:   []string{"sk-ant-"},
+		re:         regexp.MustCompile(`\b(sk-ant-[0-9A-Za-z_-]{32,})`),
+		group:      1,
+		minEntropy: 3.0,
+		prefix:     fixed(7),
+	},
+	{
+		id:         "openai-api-key",
+		keywords:   []string{"sk-"},
+		re:         regexp.MustCompile(`\b(sk-(?:proj|svcacct|admin)-[0-9A-Za-z_-]{20,}|sk-[0-9A-Za-z]{20}T3BlbkFJ[0-9A-Za-z]{20}\b|sk-[0-9A-Za-z]{48}\b)`),
+		group:      1,
+		minEntropy: 3.0,
+		prefix:     upTo("-"),
+	},
+	{
+		id:         "jwt",
+		keywords:   []string{"eyj"},
+		re:         regexp.MustCompile(`\b(eyJ[0-9A-Za-z_-]{8,}\.eyJ[0-9A-Za-z_-]{8,}\.[0-9A-Za-z_-]*)`),
+		group:      1,
+		minEntropy: 3.0,
+		prefix:     fixed(3),
+	},
+	{
+		id:         "http-bearer-token",
+		keywords:   []string{"bearer"},
+		re:         regexp.MustCompile(`(?i)\bbearer\s+([0-9A-Za-z_.~+/=-]{16,})`),
+		group:      1,
+		minEntropy: 3.5,
+		prefix:     fixed(0),
+		ignore:     hasStopword,
+	},
+	{
+		id:         "generic-secret",
+		keywords:   []string{"pass", "pwd", "secret", "token", "key", "credential"},
+		re:         regexp.MustCompile(`(?i)[a-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|token|api[_.-]?key|access[_.-]?key|auth[_.-]?key|private[_.-]?key|client[_.-]?secret|credentials?)[a-z0-9_.-]*["']?\s*(?::=|=>|[:=])\s*["'` + "`" + `]?([0-9A-Za-z_+/=.~!@#%^&*-]{8,200})`),
+		group:      1,
+		minEntropy: 3.5,
+		prefix:     fixed(0),
+		ignore:     hasStopword,
+	},
+}
+
+// SecretRuleIDs lists the ids of the secret-scanning rules.
+func SecretRuleIDs() []string {
+	ids := make([]string, len(secretRules))
+	for i, r := range secretRules {
+		ids[i] = r.id
+	}
+	return ids
+}
+
+// Scan finds secrets in text. Findings are ordered by position and never hold the secret.
+//
+// Contract: an error means the text was not (fully) scanned. Callers must then refuse to
+// emit the text (fail closed): wrap the error, whose code is [CodeScanFailed], and stop.
+func Scan(text string) (findings []Finding, err error) {
+	if len(text) > MaxScanBytes {
+		return nil, errorf(CodeScanFailed, "the text is %d bytes, more than the %d the secret scanner accepts; it must not be emitted: split it or leave it out", len(text), MaxScanBytes)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			findings, err = nil, errorf(CodeScanFailed, "the secret scanner failed (%v); the text must not be emitted", r)
+		}
+	}()
+	findings = scanRules(text, false)
+	findings = append(findings, scanBase64(text)...)
+	sort.Slice(findings, func(i, j int) bool {
+		if findings[i].Start != findings[j].Start {
+			return findings[i].Start < findings[j].Start
+		}
+		return findings[i].RuleID < findings[j].RuleID
+	})
+	return dedupe(findings), nil
+}
+
+func scanRules(text string, specificOnly bool) []Finding {
+	lower := strings.ToLower(text)
+	var out []Finding
+	for i := range secretRules {
+		r := &secretRules[i]
+		if specificOnly && (r.id == "generic-secret" || r.id == "http-bearer-token") {
+			continue
+		}
+		if !containsAny(lower, r.keywords) {
+			continue
+		}
+		var spans [][2]int
+		if r.find != nil {
+			spans = r.find(text)
+		} else {
+			for _, m := range r.re.FindAllStringSubmatchIndex(text, -1) {
+				s, e := m[2*r.group], m[2*r.group+1]
+				if s >= 0 {
+					spans = append(spans, [2]int{s, e})
+				}
+			}
+		}
+		for _, sp := range spans {
+			secret := text[sp[0]:sp[1]]
+			if r.ignore != nil && r.ignore(secret) {
+				continue
+			}
+			if r.minEntropy > 0 && entropy(secret) < r.minEntropy {
+				continue
+			}
+			out = append(out, Finding{RuleID: r.id, Start: sp[0], End: sp[1], Preview: preview(r, secret)})
+		}
+	}
+	return out
+}
+
+var base64Run = regexp.MustCompile(`[A-Za-z0-9+/_-]{40,}={0,2}`)
+
+// scanBase64 decodes long base64 runs once and scans the result with the specific rules; a
+// finding covers the whole encoded run.
+func scanBase64(text string) []Finding {
+	var out []Finding
+	budget := MaxScanBytes
+	for _, m := range base64Run.FindAllStringIndex(text, -1) {
+		run := text[m[0]:m[1]]
+		var dec []byte
+		var err error
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+			if dec, err = enc.DecodeString(run); err == nil {
+				break
+			}
+		}
+		if err != nil || !utf8.Valid(dec) || len(dec) > budget {
+			continue
+		}
+		budget -= len(dec)
+		for _, f := range scanRules(string(dec), true) {
+			out = append(out, Finding{RuleID: "base64:" + f.RuleID, Start: m[0], End: m[1], Preview: fmt.Sprintf("[base64 %s, %d bytes]", f.RuleID, m[1]-m[0])})
+			break
+		}
+	}
+	return out
+}
+
+func dedupe(fs []Finding) []Finding {
+	var out []Finding
+	for _, f := range fs {
+		if n := len(out); n > 0 && out[n-1].Start == f.Start && out[n-1].End == f.End && out[n-1].RuleID == f.RuleID {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// preview shows the public prefix of a secret, never more than a quarter of it.
+func preview(r *secretRule, secret string) string {
+	n := 0
+	if r.prefix != nil {
+		n = r.prefix(secret)
+	}
+	if n > len(secret)/4 && r.id != "private-key" {
+		n = len(secret) / 4
+	}
+	return fmt.Sprintf("%s…[%s, %d bytes]", secret[:n], r.id, len(secret))
+}
+
+// entropy is the Shannon entropy of s in bits per byte.
+func entropy(s string) float64 {
+	if s == "" {
+		return 0
+	}
+	var counts [256]int
+	for i := 0; i < len(s); i++ {
+		counts[s[i]]++
+	}
+	h := 0.0
+	n := float64(len(s))
+	for _, c := range counts {
+		if c > 0 {
+			p := float64(c) / n
+			h -= p * math.Log2(p)
+		}
+	}
+	return h
+}
+
+// redactFailed replaces text whose scan failed.
+const redactFailed = "[REDACTED: secret scan failed; text withheld]"
+
+// Redact returns text with every secret [Scan] finds replaced by "[REDACTED:rule-id]".
+// When the scan fails it returns a fixed notice instead of the text (fail closed).
+func Redact(text string) string {
+	fs, err := Scan(text)
+	if err != nil {
+		return redactFailed
+	}
+	if len(fs) == 0 {
+		return text
+	}
+	var b strings.Builder
+	pos := 0
+	for i := 0; i < len(fs); {
+		start, end, id := fs[i].Start, fs[i].End, fs[i].RuleID
+		j := i + 1
+		for j < len(fs) && fs[j].Start < end {
+			end = max(end, fs[j].End)
+			j++
+		}
+		if start < pos {
+			start = pos
+		}
+		b.WriteString(text[pos:start])
+		b.WriteString("[REDACTED:" + id + "]")
+		pos = end
+		i = j
+	}
+	b.WriteString(text[pos:])
+	return b.String()
+}
