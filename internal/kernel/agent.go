@@ -28,6 +28,9 @@ type Config struct {
 	// Compactor, if set, compacts the context before a request that would not fit, and once
 	// after a provider answers that the context is too long.
 	Compactor Compactor
+	// ContextHooks may replace the message list of each model request, in order, just before
+	// it is sent. They change what the model reads, never what is recorded.
+	ContextHooks []ContextHook
 	// Observe receives every event; nil means nobody listens.
 	Observe func(Event)
 	// NewID returns a fresh unique id; nil means [NewID].
@@ -237,9 +240,16 @@ func (r *run) modelCall(turn int) (*llm.Message, error) {
 	if err := r.intend(intent); err != nil {
 		return nil, err
 	}
+	msgs := r.context
+	for _, h := range cfg.ContextHooks {
+		var err error
+		if msgs, err = h.Context(r.ctx, msgs); err != nil {
+			return nil, fmt.Errorf("context hook: %w", err)
+		}
+	}
 	req := &llm.Request{
 		System:    cfg.System,
-		Messages:  r.context,
+		Messages:  msgs,
 		Tools:     specs(cfg.Tools),
 		MaxTokens: cfg.MaxTokens,
 		Thinking:  cfg.Thinking,

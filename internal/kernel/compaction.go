@@ -29,6 +29,12 @@ type Compactor interface {
 	Compact(ctx context.Context, msgs []llm.Message, instructions string) (summary llm.Message, firstKept, tokensBefore int, usage llm.Usage, err error)
 }
 
+// ContextHook may replace the message list sent to the model (not the recorded conversation).
+// It must not modify msgs in place.
+type ContextHook interface {
+	Context(ctx context.Context, msgs []llm.Message) ([]llm.Message, error)
+}
+
 // ErrCompactionFailed wraps a compaction that could not be done; the context is unchanged.
 var ErrCompactionFailed = errors.New("compaction failed")
 

@@ -383,3 +383,7 @@ func (st *State) Leaf() string { return st.lane(MainLane).Leaf }
 
 // Name returns the session's name fact.
 func (st *State) Name() string { return st.Facts["name"] }
+
+// Context returns the main lane's messages as a continuing run sends them (see
+// Session.Context), for readers that hold no writer lock.
+func (st *State) Context() []llm.Message { return st.context(st.lane(MainLane).Leaf) }

@@ -99,7 +99,7 @@ func Inspect(o Options, prompt string) (*Context, error) {
 	if st != nil {
 		c.Session = st.Header.ID
 		sessionDefaults(&o, func(k string) string { return st.Facts[k] })
-		history = sessionContext(st)
+		history = st.Context()
 	}
 	provider, err := resolveProvider(o)
 	if err != nil && (o.Provider != "" || o.Script != "") {
@@ -169,44 +169,6 @@ func Inspect(o Options, prompt string) (*Context, error) {
 	}
 	c.RequestBytes = len(data)
 	return c, nil
-}
-
-// sessionContext returns the messages a run continuing st sends: the main lane's
-// conversation, restarting at its last compaction with the summary and the entries from the
-// compaction's first kept entry. It follows the rule of session.Session.Context, which a
-// State read without the writer lock does not offer; TestSessionContextMatchesSession checks
-// that the two agree.
-func sessionContext(st *session.State) []llm.Message {
-	entries := st.Conversation()
-	start, from := 0, -1
-	for i := len(entries) - 1; i >= 0; i-- {
-		if c := entries[i].Compaction; c != nil {
-			for j := range i {
-				if entries[j].ID == c.FirstKeptID {
-					from = j
-				}
-			}
-			start = i
-			break
-		}
-	}
-	var out []llm.Message
-	add := func(e *session.Entry) {
-		m := e.Message
-		m.ID = e.ID
-		out = append(out, m)
-	}
-	if from >= 0 {
-		add(entries[start])
-		for _, e := range entries[from:start] {
-			add(e)
-		}
-		start++
-	}
-	for _, e := range entries[start:] {
-		add(e)
-	}
-	return out
 }
 
 // loadSession reads, without locking it, the session a run of o would continue; nil when the

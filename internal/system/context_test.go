@@ -284,7 +284,7 @@ dialogs:
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := sessionContext(st)
+	got := st.Context()
 	s2, _, err := session.Open(dir, session.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -295,6 +295,6 @@ dialogs:
 		t.Fatalf("the scenario did not compact: %d messages in context, %d in the transcript", len(want), len(st.Conversation()))
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("sessionContext differs from Session.Context (-want +got):\n%s", diff)
+		t.Errorf("State.Context differs from Session.Context (-want +got):\n%s", diff)
 	}
 }
