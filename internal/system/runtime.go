@@ -53,6 +53,8 @@ type Options struct {
 	Now func() time.Time
 	// Session says which session ledger records the run.
 	Session SessionChoice
+	// KeepRecent is how many recent tokens compaction keeps verbatim (0: the default).
+	KeepRecent int
 }
 
 // SessionMode says where a run is recorded.
@@ -186,6 +188,7 @@ func Build(o Options) (*Runtime, error) {
 		SessionID: sessionID,
 		Observe:   o.Observe,
 		Now:       o.Now,
+		Compactor: &contextpack.Compactor{Model: model, ContextWindow: info.ContextWindow, KeepRecent: o.KeepRecent},
 	})
 	if err != nil {
 		return fail(err)
