@@ -25,7 +25,9 @@ func newContextCmd(e *env) *cobra.Command {
 		Long: `rein context builds the next model request exactly as a run would — system prompt (default or
 .rein/SYSTEM.md, APPEND_SYSTEM.md, context files, skills index, date and directory), tool
 schemas, the session's messages when continuing one, and the prompt — and prints each part
-with its source, bytes and estimated tokens. No model is called and no key is needed.`,
+with its source, bytes and estimated tokens. No model is called and no key is needed. It never
+asks for trust: an undecided project is shown untrusted, with a notice (pass --trust to see
+what a trusted run would load).`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if prompt != "" && len(args) > 0 {
@@ -37,6 +39,7 @@ with its source, bytes and estimated tokens. No model is called and no key is ne
 			if err := o.validate(); err != nil {
 				return err
 			}
+			trust, _ := o.trust.choice() // checked by validate
 			home, err := system.Home(e.getenv)
 			if err != nil {
 				return err
@@ -48,7 +51,7 @@ with its source, bytes and estimated tokens. No model is called and no key is ne
 			ctx, err := system.Inspect(system.Options{
 				Provider: o.provider, Model: o.model, BaseURL: o.baseURL, Script: o.script,
 				Tools: o.toolList(), NoTools: o.noTools, Dir: dir, Home: home, Getenv: e.getenv,
-				Session: o.sessionChoice(),
+				Session: o.sessionChoice(), Trust: trust,
 			}, prompt)
 			if err != nil {
 				return err
@@ -75,6 +78,7 @@ with its source, bytes and estimated tokens. No model is called and no key is ne
 	f.StringVar(&o.sessionAt, "session", "", "show the next request of the session with this id, or at this path")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object (sections, totals, the system prompt, diagnostics)")
 	f.BoolVar(&full, "full", false, "also print the assembled system prompt")
+	o.trust.register(c)
 	return c
 }
 

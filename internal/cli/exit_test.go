@@ -58,3 +58,40 @@ func TestExitCodes(t *testing.T) {
 		t.Errorf("cancelled run: exit %d, want %d (%s)", got, cli.ExitInterrupted, stderr.String())
 	}
 }
+
+// TestExitCodesOfPolicy pins exit code 4: an undecided project that cannot be asked, and a
+// call an "ask" rule held in a non-interactive run; a denial the model adapts to is exit 0.
+func TestExitCodesOfPolicy(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	home := filepath.Join(dir, "home")
+	t.Setenv("REIN_HOME", home)
+	write := func(name, body string) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("push.yaml", "version: 1\nturns:\n  - {calls: [{name: bash, args: {command: git push}}]}\n  - {text: done}\n")
+	write("home/settings.json", `{"permissions": {"ask": ["bash(git push *)"], "deny": ["bash(git push --force *)"]}}`)
+	write("force.yaml", "version: 1\nturns:\n  - {calls: [{name: bash, args: {command: git push --force x}}]}\n  - {text: done}\n")
+	run := func(args ...string) int {
+		var stdout, stderr bytes.Buffer
+		return cli.Main(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+	}
+	if got := run("--script", "push.yaml", "--no-session", "-p", "hi"); got != cli.ExitBlocked {
+		t.Errorf("ask rule, non-interactive: exit %d, want %d", got, cli.ExitBlocked)
+	}
+	if got := run("--script", "force.yaml", "--no-session", "-p", "hi"); got != cli.ExitOK {
+		t.Errorf("deny rule: exit %d, want %d", got, cli.ExitOK)
+	}
+	write(".rein/SYSTEM.md", "Project prompt.\n")
+	if got := run("--script", "force.yaml", "--no-session", "-p", "hi"); got != cli.ExitBlocked {
+		t.Errorf("undecided project, non-interactive: exit %d, want %d", got, cli.ExitBlocked)
+	}
+	if got := run("--script", "force.yaml", "--no-session", "--no-trust", "-p", "hi"); got != cli.ExitOK {
+		t.Errorf("--no-trust: exit %d, want %d", got, cli.ExitOK)
+	}
+}

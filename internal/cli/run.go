@@ -38,6 +38,8 @@ type runOptions struct {
 	resume    string
 	sessionAt string
 	fork      string
+
+	trust trustFlags
 }
 
 func (o *runOptions) register(c *cobra.Command) {
@@ -59,6 +61,7 @@ func (o *runOptions) register(c *cobra.Command) {
 	f.StringVar(&o.sessionAt, "session", "", "use the session with this id, or the session directory at this path (created if missing)")
 	f.StringVar(&o.fork, "fork", "", "start a new session from session ID, at ENTRY if given (ID[@ENTRY]); the parent is untouched")
 	f.IntVar(&o.retries, "max-retries", llm.DefaultRetryPolicy.MaxAttempts-1, "retries of a failed model call (rate limit, overload, 5xx, connection errors)")
+	o.trust.register(c)
 }
 
 func (o *runOptions) validate() error {
@@ -85,6 +88,9 @@ func (o *runOptions) validate() error {
 	}
 	if o.noTools && o.tools != "" {
 		return fmt.Errorf("%w: --tools and --no-tools exclude each other", ErrUsage)
+	}
+	if _, err := o.trust.choice(); err != nil {
+		return err
 	}
 	return nil
 }
@@ -169,14 +175,22 @@ func runPrompt(e *env, o *runOptions, args []string) error {
 		return nil
 	}
 	if err != nil {
+		if errors.Is(err, kernel.ErrNeedsApproval) && out != nil && out.Final != nil {
+			// The run went on without the refused calls; show what the model made of it.
+			printFinal(e, out)
+		}
 		return err
 	}
+	printFinal(e, out)
+	return nil
+}
+
+func printFinal(e *env, out *kernel.Outcome) {
 	text := out.Final.Text()
 	fmt.Fprint(e.stdout, text)
 	if !strings.HasSuffix(text, "\n") {
 		fmt.Fprintln(e.stdout)
 	}
-	return nil
 }
 
 func runAgent(e *env, o *runOptions, prompt string, jsonOut *jsonWriter) (*system.Runtime, *kernel.Outcome, error) {
@@ -192,7 +206,9 @@ func runAgent(e *env, o *runOptions, prompt string, jsonOut *jsonWriter) (*syste
 		Provider: o.provider, Model: o.model, BaseURL: o.baseURL, APIKey: o.apiKey, Script: o.script,
 		Tools: o.toolList(), NoTools: o.noTools, MaxTurns: o.maxTurns, MaxCost: o.maxCost,
 		Dir: dir, Home: home, Getenv: e.getenv, Session: o.sessionChoice(),
+		Confirm: terminalConfirm(e),
 	}
+	opts.Trust, _ = o.trust.choice() // checked by validate
 	opts.Retry = llm.DefaultRetryPolicy
 	opts.Retry.MaxAttempts = o.retries + 1
 	if jsonOut != nil {
@@ -210,6 +226,9 @@ func runAgent(e *env, o *runOptions, prompt string, jsonOut *jsonWriter) (*syste
 		jsonOut.session = rt.Session.ID()
 	}
 	out, err := runSession(e, rt, prompt)
+	if errors.Is(err, kernel.ErrNeedsApproval) {
+		err = fmt.Errorf("%w: %w (to let such calls run, add allow rules to permissions in settings.json or drop the ask rules, or run rein on a terminal to be asked)", ErrBlocked, err)
+	}
 	return rt, out, err
 }
 

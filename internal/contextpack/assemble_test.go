@@ -33,6 +33,7 @@ var date = time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
 //	dir      the working directory, relative to the tree (required)
 //	home     $REIN_HOME, relative to the tree (default: home)
 //	trusted  true or false (default: true)
+//	gated    true: context files are behind the trust gate too (default: false)
 //	tools    comma-separated tool names from allTools, or none (default: all)
 //	symlink  LINK=TARGET, made in the tree (repeatable)
 //
@@ -107,11 +108,12 @@ func runGolden(t *testing.T, file string) string {
 		}
 	}
 	in := contextpack.Inputs{
-		Dir:            filepath.Join(root, filepath.FromSlash(opt("dir", "."))),
-		Home:           filepath.Join(root, opt("home", "home")),
-		Date:           date,
-		ProjectTrusted: opt("trusted", "true") == "true",
-		Tools:          toolsNamed(t, opt("tools", "")),
+		Dir:              filepath.Join(root, filepath.FromSlash(opt("dir", "."))),
+		Home:             filepath.Join(root, opt("home", "home")),
+		Date:             date,
+		ProjectTrusted:   opt("trusted", "true") == "true",
+		GateContextFiles: opt("gated", "false") == "true",
+		Tools:            toolsNamed(t, opt("tools", "")),
 	}
 	if err := os.MkdirAll(in.Dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -174,6 +176,12 @@ func render(a *contextpack.Assembly, root string) string {
 	b.WriteString("# diagnostics\n")
 	for _, d := range a.Diagnostics {
 		b.WriteString(d + "\n")
+	}
+	if len(a.Untrusted) > 0 {
+		b.WriteString("# untrusted\n")
+		for _, u := range a.Untrusted {
+			b.WriteString(u + "\n")
+		}
 	}
 	b.WriteString("# prompt\n")
 	b.WriteString(a.Prompt)

@@ -13,7 +13,9 @@
 //
 // Trust: project files that configure or extend rein (.rein/SYSTEM.md, .rein/APPEND_SYSTEM.md,
 // .rein/skills/, .agents/skills/) load only when Inputs.ProjectTrusted is set; context files
-// always load. Project files must resolve inside the repository root (no symlink escape).
+// load unless Inputs.GateContextFiles puts them behind the same gate. What the gate kept out
+// is listed (Sources.Untrusted), never read. Deciding trust is the caller's business.
+// Project files must resolve inside the repository root (no symlink escape).
 //
 // Token estimates go through the consumer-side [Estimator]: OpenAI's tokenizers (compiled-in
 // vocabularies) for OpenAI models, ceil(bytes/4) ([Bytes4]) elsewhere. They are estimates;

@@ -64,6 +64,10 @@ type Sources struct {
 	Skills []Skill
 	// Diagnostics say what was skipped or cut and why, in discovery order.
 	Diagnostics []string
+	// Untrusted are the project files and directories that were not read because the
+	// project is not trusted (absolute paths, in discovery order). Empty when the project is
+	// trusted, or holds nothing the trust gate guards.
+	Untrusted []string
 }
 
 // Load finds and reads the files that shape the system prompt of a run in in.Dir:
@@ -76,8 +80,11 @@ type Sources struct {
 //     directory from the working directory up to the repository root, then $REIN_HOME/skills/.
 //
 // Project files that configure or extend rein (.rein/SYSTEM.md, .rein/APPEND_SYSTEM.md,
-// .rein/skills/, .agents/skills/) are read only when in.ProjectTrusted; context files always
-// are. A project file that is a symlink resolving outside the repository root is refused.
+// .rein/skills/, .agents/skills/) are read only when in.ProjectTrusted; context files are
+// too when in.GateContextFiles, else always. What the gate kept out is listed in
+// Sources.Untrusted. A project .rein directory that is $REIN_HOME itself is not a project
+// directory (its files load as the global ones). A project file that is a symlink resolving
+// outside the repository root is refused.
 //
 // Load never fails: an unreadable, oversized or invalid file becomes a diagnostic.
 func Load(in Inputs) *Sources {
@@ -95,10 +102,20 @@ func Load(in Inputs) *Sources {
 	chain := ancestors(root, dir) // outermost first
 
 	if home != "" {
-		l.contextIn(home, "")
+		l.contextIn(home, "", true)
 	}
 	for _, d := range chain {
-		l.contextIn(d, root)
+		l.contextIn(d, root, in.ProjectTrusted || !in.GateContextFiles)
+	}
+	// isHome reports whether the project directory p is $REIN_HOME (rein run in the parent of
+	// its own home directory).
+	isHome := func(p string) bool {
+		if home == "" {
+			return false
+		}
+		a, errA := os.Stat(p)
+		b, errB := os.Stat(home)
+		return errA == nil && errB == nil && os.SameFile(a, b)
 	}
 
 	// Nearest first for SYSTEM.md, APPEND_SYSTEM.md and skills.
@@ -112,11 +129,11 @@ func Load(in Inputs) *Sources {
 	}{{"SYSTEM.md", &l.src.System}, {"APPEND_SYSTEM.md", &l.src.Append}} {
 		for _, d := range near {
 			p := filepath.Join(d, ".rein", w.name)
-			if !exists(p) {
+			if !exists(p) || isHome(filepath.Join(d, ".rein")) {
 				continue
 			}
 			if !in.ProjectTrusted {
-				l.diag("%s: ignored: the project is not trusted", p)
+				l.src.Untrusted = append(l.src.Untrusted, p)
 				continue
 			}
 			if f, ok := l.read(p, root); ok {
@@ -136,11 +153,11 @@ func Load(in Inputs) *Sources {
 	for _, d := range near {
 		for _, sub := range []string{filepath.Join(".rein", "skills"), filepath.Join(".agents", "skills")} {
 			p := filepath.Join(d, sub)
-			if !exists(p) {
+			if !exists(p) || isHome(filepath.Dir(p)) {
 				continue
 			}
 			if !in.ProjectTrusted {
-				l.diag("%s: ignored: the project is not trusted", p)
+				l.src.Untrusted = append(l.src.Untrusted, p)
 				continue
 			}
 			l.skillsIn(p, root, 0)
@@ -164,12 +181,16 @@ func (l *loader) diag(format string, args ...any) {
 }
 
 // contextIn loads the first context file present in dir. A non-empty limit is the directory
-// the file must resolve inside.
-func (l *loader) contextIn(dir, limit string) {
+// the file must resolve inside. Without trusted, the file is only listed as untrusted.
+func (l *loader) contextIn(dir, limit string, trusted bool) {
 	for _, name := range ContextFileNames {
 		p := filepath.Join(dir, name)
 		if !exists(p) {
 			continue
+		}
+		if !trusted {
+			l.src.Untrusted = append(l.src.Untrusted, p)
+			return
 		}
 		fi, err := os.Stat(p)
 		if err == nil {
@@ -282,6 +303,11 @@ func (l *loader) skill(p, limit string) {
 	l.names[s.Name] = p
 	l.src.Skills = append(l.src.Skills, s)
 }
+
+// ProjectRoot returns the project directory of a run in dir: the nearest directory at or
+// above dir holding .git, or dir itself when there is none. dir should be absolute and
+// symlink-resolved.
+func ProjectRoot(dir string) string { return findRoot(filepath.Clean(dir)) }
 
 // findRoot returns the nearest directory at or above dir that holds .git (a directory, or a
 // file in worktrees and submodules); dir itself when there is none.

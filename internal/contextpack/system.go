@@ -28,6 +28,9 @@ type Inputs struct {
 	Date time.Time
 	// ProjectTrusted lets project files that configure or extend rein load (see [Load]).
 	ProjectTrusted bool
+	// GateContextFiles puts the project's context files (AGENTS.md, CLAUDE.md) behind
+	// ProjectTrusted too; the global one in Home always loads.
+	GateContextFiles bool
 }
 
 // Section names.
@@ -59,6 +62,8 @@ type Assembly struct {
 	Sections    []Section
 	Prompt      string
 	Diagnostics []string
+	// Untrusted are the project files the trust gate kept out (see [Sources].Untrusted).
+	Untrusted []string
 	// Estimator names how Tokens were estimated; "" when they were not.
 	Estimator string
 }
@@ -81,7 +86,7 @@ func Build(in Inputs, est Estimator) *Assembly { return Assemble(in, Load(in), e
 // listed only if a tool offered can read its SKILL.md: read for files inside the working
 // directory, bash for any file; a skill no tool can read is left out with a diagnostic.
 func Assemble(in Inputs, src *Sources, est Estimator) *Assembly {
-	a := &Assembly{Diagnostics: slices.Clone(src.Diagnostics)}
+	a := &Assembly{Diagnostics: slices.Clone(src.Diagnostics), Untrusted: slices.Clone(src.Untrusted)}
 	if est != nil {
 		a.Estimator = est.Name()
 	}

@@ -28,6 +28,8 @@ type Config struct {
 	// Compactor, if set, compacts the context before a request that would not fit, and once
 	// after a provider answers that the context is too long.
 	Compactor Compactor
+	// Gate, if set, may refuse a validated tool call before it is announced and run.
+	Gate Gate
 	// ContextHooks may replace the message list of each model request, in order, just before
 	// it is sent. They change what the model reads, never what is recorded.
 	ContextHooks []ContextHook
@@ -47,6 +49,9 @@ const (
 	StatusFailed    Status = "failed"  // the model failed or recording failed
 	StatusBudget    Status = "budget"  // a budget was reached
 	StatusAborted   Status = "aborted" // the context was cancelled
+	// StatusBlocked: the model finished, but the Gate refused calls that needed an approval
+	// nobody could give (see ErrNeedsApproval); the work may be incomplete.
+	StatusBlocked Status = "blocked"
 )
 
 // Outcome summarises a run.
@@ -58,8 +63,10 @@ type Outcome struct {
 	Messages []llm.Message
 	// Final is the last assistant message, if any.
 	Final *llm.Message
+	// Refused lists the tool calls the Gate refused, in order.
+	Refused []Refusal
 	// Err is nil for a completed run; otherwise it matches ErrAborted, *BudgetError,
-	// *ModelError or *RecordError.
+	// *ModelError, *RecordError or (StatusBlocked) *BlockedError.
 	Err error
 }
 
@@ -129,11 +136,16 @@ func (a *Agent) start(ctx context.Context, history []llm.Message, prompt *llm.Me
 }
 
 func (r *run) finish(err error) {
+	if err == nil {
+		err = r.out.blocked()
+	}
 	r.out.Err = err
 	var budget *BudgetError
 	switch {
 	case err == nil:
 		r.out.Status = StatusCompleted
+	case errors.Is(err, ErrNeedsApproval):
+		r.out.Status = StatusBlocked
 	case errors.Is(err, ErrAborted):
 		r.out.Status = StatusAborted
 	case errors.As(err, &budget):

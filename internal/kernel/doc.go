@@ -12,8 +12,12 @@
 //     calls are never executed), a tool error or panic, or cancellation.
 //   - Arguments are validated strictly against the tool's schema before a tool runs
 //     ([tool.Validate]); an invalid call becomes an error result the model sees.
+//   - A validated call is put to the [Gate] (Config.Gate) before its intent: a refusal is the
+//     call's error result, the tool never runs and no intent is recorded. Refusals are listed
+//     in [Outcome].Refused; one matching [ErrNeedsApproval] ends an otherwise completed run
+//     as [StatusBlocked] with a *[BlockedError].
 //   - A batch runs in parallel unless one of its tools is [tool.Spec.Sequential]. Preflight
-//     (lookup, validation) and intents happen in source order; tool_end events arrive in
+//     (lookup, validation, gate) and intents happen in source order; tool_end events arrive in
 //     completion order; results enter the context in source order.
 //   - Cancelling the context aborts the run: the model stream ends as aborted, running tools are
 //     cancelled (the shell tool kills its whole process group), calls not yet started get an

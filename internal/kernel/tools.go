@@ -50,6 +50,9 @@ func (r *run) toolBatch(turn int, msg *llm.Message, calls []*llm.ToolCall) ([]ll
 				break
 			}
 			p.args = args
+			if err := r.check(turn, p); err != nil {
+				p.result = errorResult(c, err.Error())
+			}
 		}
 		if p.result != nil {
 			p.result.ID = cfg.NewID()
@@ -244,8 +247,8 @@ func (a *Agent) ReplaySafe(name string) bool {
 	return ok && t.Spec().Replay == tool.ReplaySafe
 }
 
-// Replay runs one tool call outside a turn, for crash recovery: the arguments are validated as
-// in a turn, and every failure is an error result.
+// Replay runs one tool call outside a turn, for crash recovery: the arguments are validated and
+// the Gate consulted as in a turn, and every failure is an error result.
 func (a *Agent) Replay(ctx context.Context, call *llm.ToolCall) llm.Message {
 	t, ok := a.cfg.Tools.Get(call.Name)
 	if !ok {
@@ -256,6 +259,10 @@ func (a *Agent) Replay(ctx context.Context, call *llm.ToolCall) llm.Message {
 		return *errorResult(call, err.Error())
 	}
 	r := &run{Agent: a, ctx: ctx, out: &Outcome{}}
+	p := &pending{call: call, tool: t, args: args}
+	if err := r.check(0, p); err != nil {
+		return *errorResult(call, err.Error())
+	}
 	var mu sync.Mutex
-	return *r.invoke(0, &pending{call: call, tool: t, args: args}, &mu)
+	return *r.invoke(0, p, &mu)
 }

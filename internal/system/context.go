@@ -15,18 +15,88 @@ import (
 	"github.com/reinhq/rein/internal/tool"
 )
 
-// assemble builds the system prompt of a run in dir offering tools. Build and Inspect both
-// call it, so what `rein context` shows is what a run sends. est may be nil.
-func assemble(o Options, dir string, tools *tool.Set, est contextpack.Estimator) *contextpack.Assembly {
+// project is what the trust gate and the settings decide for a run.
+type project struct {
+	trust projectTrust
+	// settings are the global settings, with the project's appended when it is trusted.
+	settings Settings
+	// asm is the assembled system prompt.
+	asm *contextpack.Assembly
+}
+
+// openProject reads the settings, passes the project of dir through the trust gate and
+// assembles the system prompt of a run offering tools. Build and Inspect both call it, so what
+// `rein context` shows is what a run sends. est may be nil.
+//
+// Trust: the run's choice (--trust, --no-trust) wins, then the decision stored in trust.json,
+// then trust.mode. In mode "ask" an undecided project needs a decision only when it holds
+// something the gate guards (.rein/SYSTEM.md, APPEND_SYSTEM.md, skills, .rein/settings.json;
+// context files with trust.contextFiles "gated"): it is put to o.Confirm; without one a run
+// fails with ErrTrustRequired, while an inspection (inspect) shows the project untrusted. A
+// project holding nothing to guard never asks. Whatever an untrusted run ignores is named in
+// one diagnostic.
+func openProject(o Options, dir string, tools *tool.Set, est contextpack.Estimator, inspect bool) (*project, error) {
+	global, err := ReadSettings(filepath.Join(o.Home, SettingsFile), true)
+	if err != nil {
+		return nil, err
+	}
+	root := contextpack.ProjectRoot(dir)
+	pr := &project{settings: global}
 	var lines []contextpack.ToolLine
 	for _, s := range tools.Specs() {
 		lines = append(lines, contextpack.ToolLine{Name: s.Name, Snippet: s.Snippet})
 	}
-	return contextpack.Build(contextpack.Inputs{
-		Dir: dir, Home: o.Home, Tools: lines, Date: o.Now(),
-		// The trust gate arrives with issue 5 (policy); until then every project is trusted.
-		ProjectTrusted: true,
-	}, est)
+	in := contextpack.Inputs{Dir: dir, Home: o.Home, Tools: lines, Date: o.Now(), GateContextFiles: global.gateContextFiles()}
+	pt, decided, err := decideTrust(o, global, root)
+	if err != nil {
+		return nil, err
+	}
+	if !decided {
+		// Assemble untrusted first: what it leaves out is what a decision is needed for.
+		pr.asm = contextpack.Build(in, est)
+		resources := shownPaths(root, guarded(root, o.Home, pr.asm.Untrusted))
+		switch {
+		case len(resources) == 0:
+			pt.why = "nothing to trust"
+		case o.Confirm != nil:
+			yes, err := o.Confirm(trustQuestion(root, resources))
+			if err != nil {
+				return nil, fmt.Errorf("%w: asking whether to trust %s: %v", ErrTrustRequired, root, err)
+			}
+			if yes {
+				if err := SetTrust(o.Home, root, TrustAllow); err != nil {
+					return nil, fmt.Errorf("recording the trust decision: %w", err)
+				}
+				pt.trusted, pt.why, pr.asm = true, "approved", nil
+			} else {
+				pt.why = "not approved"
+			}
+		case inspect:
+			pt.undecided = true
+		default:
+			return nil, trustRequired(root, resources)
+		}
+	}
+	pr.trust = pt
+	if pt.trusted {
+		local, err := ReadSettings(projectSettingsPath(root), false)
+		if err != nil {
+			return nil, err
+		}
+		if !sameFile(filepath.Dir(projectSettingsPath(root)), o.Home) {
+			pr.settings = global.merge(local)
+		}
+	}
+	if pr.asm == nil {
+		in.ProjectTrusted = pt.trusted
+		pr.asm = contextpack.Build(in, est)
+	}
+	if !pt.trusted {
+		if ignored := shownPaths(root, guarded(root, o.Home, pr.asm.Untrusted)); len(ignored) > 0 {
+			pr.asm.Diagnostics = append([]string{untrustedNotice(pt, ignored)}, pr.asm.Diagnostics...)
+		}
+	}
+	return pr, nil
 }
 
 // toolSpecs are the tool schemas as a request carries them.
@@ -48,8 +118,10 @@ type Context struct {
 	Session string
 	// Estimator names how tokens are estimated (see contextpack.EstimatorFor).
 	Estimator string
-	System    *contextpack.Assembly
-	Tools     []llm.ToolSpec
+	// Trusted says whether the project's own rein resources load (see the trust gate).
+	Trusted bool
+	System  *contextpack.Assembly
+	Tools   []llm.ToolSpec
 	// History is the conversation continued, as adapters send it (healed); Prompt is the new
 	// user message, nil when a session is continued without one.
 	History []llm.Message
@@ -122,7 +194,12 @@ func Inspect(o Options, prompt string) (*Context, error) {
 	}
 	est := contextpack.EstimatorFor(c.Provider, c.Model)
 	c.Estimator = est.Name()
-	c.System = assemble(o, ws.Dir, tools, est)
+	pr, err := openProject(o, ws.Dir, tools, est, true)
+	if err != nil {
+		return nil, err
+	}
+	c.System = pr.asm
+	c.Trusted = pr.trust.trusted
 	c.Tools = toolSpecs(tools)
 	c.History = llm.Heal(history)
 	if prompt != "" {

@@ -103,7 +103,7 @@ func TestRunSendsWhatInspectShows(t *testing.T) {
 		t.Run(provider, func(t *testing.T) {
 			srv, bodies := captureServer(t)
 			o := Options{Provider: provider, APIKey: "k", BaseURL: srv.URL, Dir: dir, Home: home, Getenv: env(nil),
-				HTTPClient: srv.Client(), Now: fixedNow, Session: SessionChoice{Mode: SessionNone}}
+				HTTPClient: srv.Client(), Now: fixedNow, Session: SessionChoice{Mode: SessionNone}, Trust: TrustOnce}
 			o.Retry = llm.DefaultRetryPolicy
 			o.Retry.MaxAttempts = 1
 			if provider == llm.ProviderOpenAICompat {

@@ -55,6 +55,12 @@ type Options struct {
 	Session SessionChoice
 	// KeepRecent is how many recent tokens compaction keeps verbatim (0: the default).
 	KeepRecent int
+	// Trust is the run's own say about trusting the project (--trust, --no-trust).
+	Trust TrustChoice
+	// Confirm asks the user a yes/no question on the terminal (an undecided project's trust,
+	// a call an "ask" permission rule holds); nil in a non-interactive run, which refuses
+	// instead.
+	Confirm func(question string) (bool, error)
 }
 
 // SessionMode says where a run is recorded.
@@ -89,6 +95,8 @@ type Runtime struct {
 	Resumed bool
 	// Opened reports what opening an existing ledger found (a repaired torn tail).
 	Opened *ledger.Report
+	// Trusted says whether the project's own rein resources were loaded.
+	Trusted bool
 }
 
 // Close releases the workspace and the session.
@@ -162,6 +170,17 @@ func Build(o Options) (*Runtime, error) {
 	if rt.Tools, err = buildTools(ws, o); err != nil {
 		return fail(err)
 	}
+	// The same assembly `rein context` shows (see Inspect); estimates are not needed here. The
+	// trust gate may refuse, so it comes before a new session is created.
+	pr, err := openProject(o, ws.Dir, rt.Tools, nil, false)
+	if err != nil {
+		return fail(err)
+	}
+	rt.System, rt.Trusted = pr.asm, pr.trust.trusted
+	pol, err := newPolicy(pr.settings.Permissions, ws.Dir, pr.trust.root, o.Home)
+	if err != nil {
+		return fail(err)
+	}
 	if o.Session.Mode == SessionNew {
 		if err := openSession(o, rt, policy); err != nil {
 			return fail(err)
@@ -175,11 +194,10 @@ func Build(o Options) (*Runtime, error) {
 			return fail(err)
 		}
 	}
-	// The same assembly `rein context` shows (see Inspect); estimates are not needed here.
-	rt.System = assemble(o, ws.Dir, rt.Tools, nil)
 	agent, err := kernel.New(kernel.Config{
 		Model:     model,
 		Tools:     rt.Tools,
+		Gate:      &permissionGate{policy: pol, confirm: o.Confirm},
 		Recorder:  rec,
 		System:    rt.System.Prompt,
 		MaxTurns:  o.MaxTurns,

@@ -1,0 +1,138 @@
+package system
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/reinhq/rein/internal/policy"
+	"github.com/reinhq/rein/internal/strictjson"
+)
+
+// SettingsFile is the name of the settings file, in $REIN_HOME and in a project's .rein/.
+const SettingsFile = "settings.json"
+
+// maxSettingsBytes bounds a settings file.
+const maxSettingsBytes = 1 << 20
+
+// Settings are the contents of a settings.json. The global file ($REIN_HOME/settings.json)
+// may hold every field; a project's .rein/settings.json is read only once the project is
+// trusted, and may not hold "trust" (a project cannot vouch for itself).
+type Settings struct {
+	// Permissions are permission rules for tool calls (see package policy for the syntax).
+	Permissions policy.Rules `json:"permissions"`
+	// Trust configures the project trust gate; global only.
+	Trust *TrustSettings `json:"trust,omitempty"`
+}
+
+// TrustSettings configure the project trust gate.
+type TrustSettings struct {
+	// Mode is TrustModeAsk (the default), TrustModeAlways or TrustModeNever.
+	Mode string `json:"mode,omitempty"`
+	// ContextFiles is ContextFilesDefault (AGENTS.md and CLAUDE.md always load) or
+	// ContextFilesGated (they load only in trusted projects).
+	ContextFiles string `json:"contextFiles,omitempty"`
+}
+
+// Trust modes: what to do in a project that holds rein resources and has no decision stored.
+const (
+	TrustModeAsk    = "ask"    // ask on the terminal; a non-interactive run refuses
+	TrustModeAlways = "always" // trust it
+	TrustModeNever  = "never"  // do not trust it (its resources are ignored with a notice)
+)
+
+// Values of TrustSettings.ContextFiles.
+const (
+	ContextFilesDefault = "default"
+	ContextFilesGated   = "gated"
+)
+
+// mode returns the trust mode, with the default filled in.
+func (s Settings) mode() string {
+	if s.Trust == nil || s.Trust.Mode == "" {
+		return TrustModeAsk
+	}
+	return s.Trust.Mode
+}
+
+// gateContextFiles reports whether context files are behind the trust gate.
+func (s Settings) gateContextFiles() bool {
+	return s.Trust != nil && s.Trust.ContextFiles == ContextFilesGated
+}
+
+// merge appends o's rules to s's: deny, ask and allow lists concatenate (global first).
+func (s Settings) merge(o Settings) Settings {
+	cat := func(a, b []string) []string { return append(append([]string(nil), a...), b...) }
+	s.Permissions = policy.Rules{
+		Allow: cat(s.Permissions.Allow, o.Permissions.Allow),
+		Ask:   cat(s.Permissions.Ask, o.Permissions.Ask),
+		Deny:  cat(s.Permissions.Deny, o.Permissions.Deny),
+	}
+	return s
+}
+
+// ReadSettings reads the settings file at path strictly; a missing file is empty settings.
+// global says whether it is $REIN_HOME's file. Every problem is an ErrConfig naming the file
+// and the field.
+func ReadSettings(path string, global bool) (Settings, error) {
+	var s Settings
+	bad := func(format string, args ...any) (Settings, error) {
+		return Settings{}, fmt.Errorf("%w: %s: %s", ErrConfig, path, fmt.Sprintf(format, args...))
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return bad("%v", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return bad("not a regular file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxSettingsBytes+1))
+	if err != nil {
+		return bad("%v", err)
+	}
+	if err := (strictjson.Options{MaxDocumentBytes: maxSettingsBytes}).Unmarshal(data, &s); err != nil {
+		return bad("%v (expected {\"permissions\": {\"allow\": [...], \"ask\": [...], \"deny\": [...]}, \"trust\": {\"mode\": \"ask\", \"contextFiles\": \"default\"}})", err)
+	}
+	if s.Trust != nil {
+		if !global {
+			return bad("trust: the trust settings may only be set in $REIN_HOME/%s (a project cannot vouch for itself)", SettingsFile)
+		}
+		switch s.Trust.Mode {
+		case "", TrustModeAsk, TrustModeAlways, TrustModeNever:
+		default:
+			return bad("trust.mode: %q is not a trust mode; use %q, %q or %q", s.Trust.Mode, TrustModeAsk, TrustModeAlways, TrustModeNever)
+		}
+		switch s.Trust.ContextFiles {
+		case "", ContextFilesDefault, ContextFilesGated:
+		default:
+			return bad("trust.contextFiles: %q is not a setting; use %q or %q", s.Trust.ContextFiles, ContextFilesDefault, ContextFilesGated)
+		}
+	}
+	for _, l := range []struct {
+		name  string
+		rules []string
+	}{{"allow", s.Permissions.Allow}, {"ask", s.Permissions.Ask}, {"deny", s.Permissions.Deny}} {
+		for i, r := range l.rules {
+			if _, err := policy.ParseRule(r); err != nil {
+				msg := err.Error()
+				if pe, ok := errors.AsType[*policy.Error](err); ok {
+					msg = pe.Message
+				}
+				return bad("permissions.%s[%d]: %s", l.name, i, msg)
+			}
+		}
+	}
+	return s, nil
+}
+
+// projectSettingsPath returns the path of a project's settings file.
+func projectSettingsPath(root string) string {
+	return filepath.Join(root, ".rein", SettingsFile)
+}

@@ -1,0 +1,287 @@
+package system
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gofrs/flock"
+
+	"github.com/reinhq/rein/internal/contextpack"
+	"github.com/reinhq/rein/internal/strictjson"
+)
+
+// TrustFile is the name of the file under $REIN_HOME holding project trust decisions.
+const TrustFile = "trust.json"
+
+// ErrTrustRequired says a project holds rein resources, has no trust decision, and the run
+// cannot ask (it is not interactive). The CLI maps it to the "blocked by policy" exit code.
+var ErrTrustRequired = errors.New("the project needs a trust decision")
+
+// TrustDecision is a stored decision about one project.
+type TrustDecision string
+
+const (
+	TrustAllow TrustDecision = "allow"
+	TrustDeny  TrustDecision = "deny"
+)
+
+// TrustChoice is a run's own say about trust (--trust, --no-trust).
+type TrustChoice int
+
+const (
+	TrustFromSettings TrustChoice = iota // the stored decision, then trust.mode
+	TrustOnce                            // --trust: trust the project for this run
+	TrustNotOnce                         // --no-trust: do not trust it for this run
+)
+
+// trustFile is the format of trust.json: project directory → decision.
+type trustFile struct {
+	Projects map[string]TrustDecision `json:"projects"`
+}
+
+// ProjectDir returns the project directory trust decisions are keyed by for a run in dir: the
+// repository root (the nearest directory holding .git), else dir; absolute, symlinks resolved.
+func ProjectDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	return contextpack.ProjectRoot(real), nil
+}
+
+// readTrust reads trust.json; a missing file holds no decisions. A file that group or others
+// may write is refused: whoever can write it decides what rein loads.
+func readTrust(home string) (trustFile, error) {
+	path := filepath.Join(home, TrustFile)
+	tf := trustFile{Projects: map[string]TrustDecision{}}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return tf, nil
+	}
+	if err != nil {
+		return tf, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return tf, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if st.Mode().Perm()&0o022 != 0 {
+		return tf, fmt.Errorf("%w: %s has mode %04o, writable by others; run: chmod 600 %s", ErrConfig, path, st.Mode().Perm(), path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 16<<20))
+	if err != nil {
+		return tf, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if err := strictjson.Unmarshal(data, &tf); err != nil {
+		return tf, fmt.Errorf("%w: %s is not valid: %v (expected {\"projects\": {\"/path/to/project\": \"allow\"}}; fix it or remove it)", ErrConfig, path, err)
+	}
+	if tf.Projects == nil {
+		tf.Projects = map[string]TrustDecision{}
+	}
+	for p, d := range tf.Projects {
+		if d != TrustAllow && d != TrustDeny {
+			return tf, fmt.Errorf("%w: %s: projects[%q]: %q is not a decision; use \"allow\" or \"deny\"", ErrConfig, path, p, d)
+		}
+	}
+	return tf, nil
+}
+
+// StoredTrust returns the decision stored for the project directory root ("" for none).
+func StoredTrust(home, root string) (TrustDecision, error) {
+	tf, err := readTrust(home)
+	if err != nil {
+		return "", err
+	}
+	return tf.Projects[root], nil
+}
+
+// SetTrust stores (or with "" removes) the decision for the project directory root in
+// $REIN_HOME/trust.json, written atomically with mode 0600 under a lock.
+func SetTrust(home, root string, d TrustDecision) error {
+	if d != "" && d != TrustAllow && d != TrustDeny {
+		return fmt.Errorf("system: unknown trust decision %q", d)
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return err
+	}
+	lock := flock.New(filepath.Join(home, TrustFile+".lock"))
+	if err := lock.Lock(); err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	tf, err := readTrust(home)
+	if err != nil {
+		return err
+	}
+	if d == "" {
+		delete(tf.Projects, root)
+	} else {
+		tf.Projects[root] = d
+	}
+	data, err := json.MarshalIndent(tf, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(home, TrustFile), append(data, '\n'), 0o600)
+}
+
+// TrustStatus says how a project stands with the trust gate.
+type TrustStatus struct {
+	Root string
+	// Stored is the decision in trust.json, "" when none.
+	Stored TrustDecision
+	// Mode is the trust.mode setting that applies without a stored decision.
+	Mode string
+	// Resources are the project's files the gate guards, relative to Root; none means the
+	// project needs no decision.
+	Resources []string
+}
+
+// Trust reports how the project of dir stands with the trust gate; Resources are those a run
+// in dir would load.
+func Trust(home, dir string) (*TrustStatus, error) {
+	root, err := ProjectDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	global, err := ReadSettings(filepath.Join(home, SettingsFile), true)
+	if err != nil {
+		return nil, err
+	}
+	stored, err := StoredTrust(home, root)
+	if err != nil {
+		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	src := contextpack.Load(contextpack.Inputs{Dir: real, Home: home, GateContextFiles: global.gateContextFiles()})
+	return &TrustStatus{Root: root, Stored: stored, Mode: global.mode(),
+		Resources: shownPaths(root, guarded(root, home, src.Untrusted))}, nil
+}
+
+// guarded returns what the trust gate keeps out of an untrusted run: the files contextpack
+// left unread, and the project settings file.
+func guarded(root, home string, untrusted []string) []string {
+	out := append([]string(nil), untrusted...)
+	if p := projectSettingsPath(root); exists(p) && !sameFile(filepath.Dir(p), home) {
+		out = append(out, p)
+	}
+	return out
+}
+
+// shownPaths shows paths relative to root when inside it.
+func shownPaths(root string, paths []string) []string {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if r, err := filepath.Rel(root, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			p = r
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// projectTrust is the outcome of the trust gate for one run.
+type projectTrust struct {
+	root    string
+	trusted bool
+	// why says what decided, for notices: "--no-trust", "trust.json", "trust.mode never"…
+	why string
+	// undecided: the gate had no decision and asked nobody (rein context).
+	undecided bool
+}
+
+// decideTrust applies the run's choice, then the stored decision, then the mode. ok is false
+// when the mode is "ask" and nothing decided yet.
+func decideTrust(o Options, global Settings, root string) (projectTrust, bool, error) {
+	pt := projectTrust{root: root}
+	switch o.Trust {
+	case TrustOnce:
+		pt.trusted, pt.why = true, "--trust"
+		return pt, true, nil
+	case TrustNotOnce:
+		pt.why = "--no-trust was given"
+		return pt, true, nil
+	}
+	stored, err := StoredTrust(o.Home, root)
+	if err != nil {
+		return pt, false, err
+	}
+	switch stored {
+	case TrustAllow:
+		pt.trusted, pt.why = true, "trust.json"
+		return pt, true, nil
+	case TrustDeny:
+		pt.why = "it is denied in $REIN_HOME/" + TrustFile
+		return pt, true, nil
+	}
+	switch global.mode() {
+	case TrustModeAlways:
+		pt.trusted, pt.why = true, "trust.mode always"
+		return pt, true, nil
+	case TrustModeNever:
+		pt.why = "trust.mode is never"
+		return pt, true, nil
+	}
+	return pt, false, nil
+}
+
+// trustQuestion is what an interactive run asks about an undecided project.
+func trustQuestion(root string, resources []string) string {
+	return fmt.Sprintf("rein: the project %s holds files that configure or extend rein (%s).\nTrust this project and load them? The answer \"y\" is remembered in $REIN_HOME/%s [y/N] ",
+		root, listShort(resources), TrustFile)
+}
+
+// untrustedNotice is the one line saying what an untrusted run ignored.
+func untrustedNotice(pt projectTrust, resources []string) string {
+	if pt.undecided {
+		return fmt.Sprintf("project %s is not trusted yet: ignoring %s (a run would ask; a non-interactive run refuses); trust it with `rein trust --allow`, or pass --trust for one run",
+			pt.root, listShort(resources))
+	}
+	return fmt.Sprintf("project %s is not trusted (%s): ignoring %s; trust it with `rein trust --allow`, or pass --trust for one run",
+		pt.root, pt.why, listShort(resources))
+}
+
+// trustRequired is the error of a non-interactive run in an undecided project.
+func trustRequired(root string, resources []string) error {
+	return fmt.Errorf("%w: the project %s holds files that configure or extend rein (%s) and has no trust decision, and this run is not interactive, so it cannot ask: trust it with `rein trust --allow` (remembered), pass --trust to trust it for this run, or --no-trust to run without them",
+		ErrTrustRequired, root, listShort(resources))
+}
+
+func listShort(paths []string) string {
+	const max = 4
+	s := append([]string(nil), paths...)
+	sort.Strings(s)
+	if len(s) > max {
+		return strings.Join(s[:max], ", ") + fmt.Sprintf(" and %d more", len(s)-max)
+	}
+	return strings.Join(s, ", ")
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+func sameFile(a, b string) bool {
+	if b == "" {
+		return false
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}

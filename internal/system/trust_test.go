@@ -1,0 +1,269 @@
+package system
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reinhq/rein/internal/kernel"
+	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/policy"
+	"github.com/reinhq/rein/internal/tool"
+)
+
+// scriptOptions are the options of a run on a script scenario in dir.
+func scriptOptions(t *testing.T, dir, home, yaml string) Options {
+	t.Helper()
+	sc := filepath.Join(t.TempDir(), "s.yaml")
+	must(t, os.WriteFile(sc, []byte(yaml), 0o644))
+	return Options{Script: sc, Dir: dir, Home: home, Getenv: env(nil), Now: fixedNow, Session: SessionChoice{Mode: SessionNone}}
+}
+
+const okScript = "version: 1\nturns:\n  - text: fine\n"
+
+// answers returns a Confirm that answers yes or no and counts its questions.
+func answers(yes bool, asked *[]string) func(string) (bool, error) {
+	return func(q string) (bool, error) {
+		*asked = append(*asked, q)
+		return yes, nil
+	}
+}
+
+func TestTrustGate(t *testing.T) {
+	t.Run("nothing to trust never asks", func(t *testing.T) {
+		dir, home := realDir(t), t.TempDir()
+		must(t, os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("Rules.\n"), 0o644))
+		var asked []string
+		for _, confirm := range []func(string) (bool, error){nil, answers(true, &asked)} {
+			o := scriptOptions(t, dir, home, okScript)
+			o.Confirm = confirm
+			rt, err := Build(o)
+			if err != nil {
+				t.Fatalf("build: %v", err)
+			}
+			if !strings.Contains(rt.System.Prompt, "Rules.") || len(rt.System.Diagnostics) != 0 {
+				t.Errorf("prompt lacks AGENTS.md or has diagnostics %q", rt.System.Diagnostics)
+			}
+			rt.Close()
+		}
+		if len(asked) != 0 || exists(filepath.Join(home, TrustFile)) {
+			t.Errorf("asked %q; a project with nothing to trust needs no decision", asked)
+		}
+	})
+
+	project := func(t *testing.T) (dir, home string) {
+		dir, home = realDir(t), t.TempDir()
+		must(t, os.MkdirAll(filepath.Join(dir, ".rein"), 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, ".rein", "SYSTEM.md"), []byte("Project system prompt.\n"), 0o644))
+		return dir, home
+	}
+
+	t.Run("non-interactive refuses", func(t *testing.T) {
+		dir, home := project(t)
+		_, err := Build(scriptOptions(t, dir, home, okScript))
+		if !errors.Is(err, ErrTrustRequired) || !strings.Contains(err.Error(), "--trust") || !strings.Contains(err.Error(), "rein trust --allow") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+
+	t.Run("yes is remembered", func(t *testing.T) {
+		dir, home := project(t)
+		var asked []string
+		o := scriptOptions(t, dir, home, okScript)
+		o.Confirm = answers(true, &asked)
+		rt, err := Build(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt.Close()
+		if len(asked) != 1 || !strings.Contains(asked[0], ".rein/SYSTEM.md") || !rt.Trusted || !strings.HasPrefix(rt.System.Prompt, "Project system prompt.") {
+			t.Fatalf("asked %q, trusted %v", asked, rt.Trusted)
+		}
+		st, err := os.Stat(filepath.Join(home, TrustFile))
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("trust.json: %v %v, want mode 0600", st, err)
+		}
+		if d, err := StoredTrust(home, dir); d != TrustAllow || err != nil {
+			t.Errorf("stored %q (%v)", d, err)
+		}
+		// The next run asks nothing.
+		rt, err = Build(o)
+		if err != nil || len(asked) != 1 {
+			t.Fatalf("second run: %v, asked %d times", err, len(asked))
+		}
+		rt.Close()
+	})
+
+	t.Run("no ignores with one notice", func(t *testing.T) {
+		dir, home := project(t)
+		var asked []string
+		o := scriptOptions(t, dir, home, okScript)
+		o.Confirm = answers(false, &asked)
+		rt, err := Build(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt.Close()
+		if rt.Trusted || strings.Contains(rt.System.Prompt, "Project system prompt.") {
+			t.Errorf("an unapproved project's SYSTEM.md loaded")
+		}
+		if len(rt.System.Diagnostics) != 1 || !strings.Contains(rt.System.Diagnostics[0], "not trusted (not approved): ignoring .rein/SYSTEM.md") {
+			t.Errorf("diagnostics %q", rt.System.Diagnostics)
+		}
+		if exists(filepath.Join(home, TrustFile)) {
+			t.Errorf("a no was stored")
+		}
+	})
+
+	t.Run("choice, stored decision, then mode", func(t *testing.T) {
+		dir, home := project(t)
+		cases := []struct {
+			stored TrustDecision
+			mode   string
+			choice TrustChoice
+			want   bool
+		}{
+			{"", TrustModeAlways, TrustFromSettings, true},
+			{"", TrustModeNever, TrustFromSettings, false},
+			{"", TrustModeNever, TrustOnce, true},
+			{TrustAllow, TrustModeNever, TrustFromSettings, true},
+			{TrustDeny, TrustModeAlways, TrustFromSettings, false},
+			{TrustAllow, TrustModeAsk, TrustNotOnce, false},
+		}
+		for _, c := range cases {
+			must(t, SetTrust(home, dir, c.stored))
+			must(t, os.WriteFile(filepath.Join(home, SettingsFile), []byte(`{"trust": {"mode": "`+c.mode+`"}}`), 0o644))
+			o := scriptOptions(t, dir, home, okScript)
+			o.Trust = c.choice
+			c2, err := Inspect(o, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c2.Trusted != c.want {
+				t.Errorf("stored %q, mode %s, choice %d: trusted %v, want %v", c.stored, c.mode, c.choice, c2.Trusted, c.want)
+			}
+		}
+	})
+
+	t.Run("trust.json writable by others is refused", func(t *testing.T) {
+		dir, home := project(t)
+		must(t, SetTrust(home, dir, TrustAllow))
+		must(t, os.Chmod(filepath.Join(home, TrustFile), 0o666))
+		_, err := Build(scriptOptions(t, dir, home, okScript))
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "chmod 600") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+func TestSettingsMergeAndProjectRules(t *testing.T) {
+	dir, home := realDir(t), t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(dir, ".rein"), 0o755))
+	must(t, os.WriteFile(filepath.Join(home, SettingsFile), []byte(`{"permissions": {"deny": ["bash(rm *)"], "allow": ["read"]}}`), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, ".rein", SettingsFile), []byte(`{"permissions": {"deny": ["bash(curl *)"], "ask": ["write"]}}`), 0o644))
+	o := scriptOptions(t, dir, home, okScript)
+	o.Trust = TrustOnce
+	pr, err := openProject(o, dir, mustTools(t, dir), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := policy.Rules{Allow: []string{"read"}, Ask: []string{"write"}, Deny: []string{"bash(rm *)", "bash(curl *)"}}
+	if got := pr.settings.Permissions; strings.Join(got.Deny, ",") != strings.Join(want.Deny, ",") ||
+		strings.Join(got.Ask, ",") != "write" || strings.Join(got.Allow, ",") != "read" {
+		t.Errorf("merged %+v, want %+v", got, want)
+	}
+	o.Trust = TrustNotOnce
+	pr, err = openProject(o, dir, mustTools(t, dir), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pr.settings.Permissions.Deny) != 1 || len(pr.settings.Permissions.Ask) != 0 {
+		t.Errorf("an untrusted project's rules applied: %+v", pr.settings.Permissions)
+	}
+	if len(pr.asm.Diagnostics) != 1 || !strings.Contains(pr.asm.Diagnostics[0], "ignoring .rein/settings.json") {
+		t.Errorf("diagnostics %q", pr.asm.Diagnostics)
+	}
+}
+
+func TestPermissionGate(t *testing.T) {
+	dir, home := realDir(t), t.TempDir()
+	must(t, os.WriteFile(filepath.Join(home, SettingsFile), []byte(`{"permissions": {"ask": ["bash(touch *)"]}}`), 0o644))
+	const yaml = `
+version: 1
+turns:
+  - calls: [{name: bash, args: {command: touch made.txt}}]
+  - text: done
+`
+	run := func(confirm func(string) (bool, error)) (*kernel.Outcome, error) {
+		o := scriptOptions(t, dir, home, yaml)
+		o.Confirm = confirm
+		rt, err := Build(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close()
+		return rt.Agent.Run(context.Background(), nil, llm.UserText("go"))
+	}
+	// Non-interactive: refused, the run ends blocked.
+	out, err := run(nil)
+	if !errors.Is(err, kernel.ErrNeedsApproval) || out.Status != kernel.StatusBlocked || exists(filepath.Join(dir, "made.txt")) {
+		t.Fatalf("non-interactive: %v, status %s", err, out.Status)
+	}
+	if c, _ := policy.CodeOf(out.Refused[0].Err); c != policy.CodeApprovalRequired {
+		t.Errorf("refusal code %q", c)
+	}
+	// Declined: refused, but the run is not blocked (the user answered).
+	var asked []string
+	out, err = run(answers(false, &asked))
+	if err != nil || out.Status != kernel.StatusCompleted || len(asked) != 1 || exists(filepath.Join(dir, "made.txt")) {
+		t.Fatalf("declined: %v, status %s, asked %q", err, out.Status, asked)
+	}
+	if !strings.Contains(asked[0], "touch made.txt") || !strings.Contains(asked[0], `"bash(touch *)"`) {
+		t.Errorf("question %q", asked[0])
+	}
+	// Approved: the call runs.
+	out, err = run(answers(true, &asked))
+	if err != nil || out.Status != kernel.StatusCompleted || !exists(filepath.Join(dir, "made.txt")) {
+		t.Fatalf("approved: %v, status %s", err, out.Status)
+	}
+}
+
+func TestPolicyProtectsHomeAndProjectRoot(t *testing.T) {
+	root, home := realDir(t), realDir(t)
+	sub := filepath.Join(root, "sub")
+	must(t, os.MkdirAll(sub, 0o755))
+	pol, err := newPolicy(policy.Rules{}, sub, root, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"echo x > " + filepath.Join(home, TrustFile),
+		"echo x > ../.rein/settings.json",
+		"echo x > ../.git/config",
+		"echo x > .git/config",
+	} {
+		if d := pol.DecideCommand(line); d.Verdict != policy.Deny || d.Code != policy.CodeProtectedPath {
+			t.Errorf("%s: %s %s", line, d.Verdict, d.Reason)
+		}
+	}
+	if d := pol.Decide("write", []byte(`{"path": "ok.txt", "content": ""}`)); d.Verdict != policy.NoMatch {
+		t.Errorf("ok.txt: %s", d.Verdict)
+	}
+}
+
+func mustTools(t *testing.T, dir string) *tool.Set {
+	t.Helper()
+	ws, err := tool.OpenWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	set, err := buildTools(ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
