@@ -32,6 +32,7 @@ type runOptions struct {
 	maxTurns int
 	maxCost  float64
 	retries  int
+	sandbox  bool
 
 	noSession bool
 	cont      bool
@@ -60,6 +61,7 @@ func (o *runOptions) register(c *cobra.Command) {
 	f.StringVar(&o.resume, "resume", "", "continue the session with this id (or unique id prefix)")
 	f.StringVar(&o.sessionAt, "session", "", "use the session with this id, or the session directory at this path (created if missing)")
 	f.StringVar(&o.fork, "fork", "", "start a new session from session ID, at ENTRY if given (ID[@ENTRY]); the parent is untouched")
+	f.BoolVar(&o.sandbox, "sandbox", false, "run bash in a bubblewrap sandbox: no network, only this directory writable, $REIN_HOME hidden (fails if bwrap is missing)")
 	f.IntVar(&o.retries, "max-retries", llm.DefaultRetryPolicy.MaxAttempts-1, "retries of a failed model call (rate limit, overload, 5xx, connection errors)")
 	o.trust.register(c)
 }
@@ -205,7 +207,7 @@ func runAgent(e *env, o *runOptions, prompt string, jsonOut *jsonWriter) (*syste
 	opts := system.Options{
 		Provider: o.provider, Model: o.model, BaseURL: o.baseURL, APIKey: o.apiKey, Script: o.script,
 		Tools: o.toolList(), NoTools: o.noTools, MaxTurns: o.maxTurns, MaxCost: o.maxCost,
-		Dir: dir, Home: home, Getenv: e.getenv, Session: o.sessionChoice(),
+		Dir: dir, Home: home, Getenv: e.getenv, Session: o.sessionChoice(), Sandbox: o.sandbox,
 		Confirm: terminalConfirm(e),
 	}
 	opts.Trust, _ = o.trust.choice() // checked by validate

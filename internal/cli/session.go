@@ -62,14 +62,14 @@ func newSessionCmd(e *env) *cobra.Command {
 
 	show := &cobra.Command{
 		Use:   "show ID",
-		Short: "Print a session as a readable transcript",
+		Short: "Print a session as a readable transcript, with secrets redacted",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, _, err := loadSession(e, args[0])
 			if err != nil {
 				return err
 			}
-			return writeMarkdown(e.stdout, st)
+			return writeTranscript(e, "session show", st, false)
 		},
 	}
 	verify := &cobra.Command{
@@ -125,7 +125,7 @@ func newSessionCmd(e *env) *cobra.Command {
 	var format string
 	export := &cobra.Command{
 		Use:   "export ID",
-		Short: "Export a session as markdown or JSON",
+		Short: "Export a session as markdown or JSON, with secrets redacted",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "markdown" && format != "json" {
@@ -135,15 +135,35 @@ func newSessionCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if format == "markdown" {
-				return writeMarkdown(e.stdout, st)
-			}
-			return writeJSON(e.stdout, st)
+			return writeTranscript(e, "session export", st, format == "json")
 		},
 	}
 	export.Flags().StringVar(&format, "format", "markdown", "markdown or json")
 	c.AddCommand(ls, show, verify, repair, export)
 	return c
+}
+
+// writeTranscript renders a session as markdown or JSON, redacts the secrets the scanner
+// finds (see redactTranscript), names what it redacted on stderr and writes the result; on
+// a scanner error nothing is written.
+func writeTranscript(e *env, cmd string, st *session.State, asJSON bool) error {
+	var buf strings.Builder
+	render := writeMarkdown
+	if asJSON {
+		render = writeJSON
+	}
+	if err := render(&buf, st); err != nil {
+		return err
+	}
+	out, notice, err := redactTranscript(buf.String(), asJSON)
+	if err != nil {
+		return err
+	}
+	if notice != "" {
+		fmt.Fprintf(e.stderr, "rein: %s: %s\n", cmd, notice)
+	}
+	_, err = io.WriteString(e.stdout, out)
+	return err
 }
 
 func homeCwd(e *env) (string, string, error) {

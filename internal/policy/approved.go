@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/reinhq/rein/internal/sandbox"
 )
 
 // FixedPath is the PATH every approved command runs with. It holds only system directories:
@@ -55,6 +57,11 @@ type Command struct {
 	Timeout time.Duration
 	// MaxOutput bounds the output kept (the tail); zero means [DefaultMaxOutput].
 	MaxOutput int
+	// Sandbox, when set, runs the command inside it (bubblewrap: no network, only the
+	// sandbox's workspace writable; see internal/sandbox). Dir must then lie inside the
+	// sandbox's workspace, and the program must be visible in the sandbox (the system
+	// directories hold every [FixedPath] directory). Nil runs the command directly.
+	Sandbox *sandbox.Sandbox
 }
 
 // Validate checks a declaration. Errors are *[Error] with [CodeInvalidCommand].
@@ -85,6 +92,16 @@ func (c Command) Validate() error {
 		}
 		if matchEnv(n, UnsafeEnv) {
 			return bad("%s may not be passed to an approved command: it changes what programs run or load (see policy.UnsafeEnv)", n)
+		}
+	}
+	if c.Sandbox != nil {
+		ws := c.Sandbox.Workspace()
+		dir := filepath.Clean(c.Dir)
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = real
+		}
+		if dir != ws && !strings.HasPrefix(dir, ws+string(filepath.Separator)) {
+			return bad("working directory %s is outside the sandbox's workspace %s", c.Dir, ws)
 		}
 	}
 	if c.Timeout < 0 || c.MaxOutput < 0 {
@@ -169,7 +186,9 @@ type Result struct {
 
 // Run runs an approved command: no shell, the environment built from the allowlist plus
 // [FixedEnv] and PATH=[FixedPath], stdin on /dev/null, its own process group, output kept up
-// to the limit. When the timeout expires or ctx is cancelled the whole group is killed.
+// to the limit, inside [Command.Sandbox] when one is set (a sandbox that cannot start is an
+// error: the command never runs unsandboxed instead). When the timeout expires or ctx is
+// cancelled the whole group is killed (in a sandbox, every process in it).
 // A non-zero exit is a result, not an error; an error (an *[Error]) means the command could
 // not run.
 func Run(ctx context.Context, c Command) (Result, error) {
@@ -196,10 +215,21 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	defer cancel()
 
 	out := &tailBuffer{limit: limit}
-	cmd := exec.CommandContext(runCtx, prog, c.Argv[1:]...)
-	cmd.Args[0] = c.Argv[0]
+	env := commandEnv(c.Env)
+	var cmd *exec.Cmd
+	if c.Sandbox != nil {
+		args, err := c.Sandbox.Args(append([]string{prog}, c.Argv[1:]...), c.Dir)
+		if err != nil {
+			return Result{}, &Error{Code: CodeCommandFailed, Message: fmt.Sprintf("approved command %q was not run: %v", c.ID, err), Err: err}
+		}
+		cmd = exec.CommandContext(runCtx, args[0], args[1:]...)
+		env = c.Sandbox.Env(env)
+	} else {
+		cmd = exec.CommandContext(runCtx, prog, c.Argv[1:]...)
+		cmd.Args[0] = c.Argv[0]
+	}
 	cmd.Dir = c.Dir
-	cmd.Env = commandEnv(c.Env)
+	cmd.Env = env
 	cmd.Stdin = nil
 	cmd.Stdout = out
 	cmd.Stderr = out

@@ -62,9 +62,30 @@ func (d Decision) Err() error {
 	return &Error{Code: d.Code, Message: d.Reason}
 }
 
-// DefaultProtected lists the workspace paths no tool may write: git internals (also in
-// nested repositories) and rein's own policy and artifact directory.
-var DefaultProtected = []string{"**/.git", ".rein"}
+// DefaultProtected lists the workspace paths no tool or command may write, whatever the
+// rules say: git internals (a .git directory and everything in it, or a worktree's .git
+// file, also in nested repositories) and rein's project policy directory .rein
+// (settings.json, SYSTEM.md, APPEND_SYSTEM.md, skills/…, also below the root, where a run
+// started in that directory would read it).
+var DefaultProtected = []string{"**/.git", "**/.rein"}
+
+// StoreProtected names rein's own stores — a session ledger, its torn-tail evidence and
+// lock, a content-addressed blob or artifact store — wherever they lie in a workspace. The
+// file tools protect them besides [DefaultProtected]. They are not in DefaultProtected
+// because the command rules match shell globs conservatively ("rm build/*" may name
+// build/ledger.jsonl), so every wildcard write would be refused; a ledger's hash chain shows
+// any change made behind rein's back, and --sandbox hides $REIN_HOME from commands.
+var StoreProtected = []string{"**/ledger.jsonl", "**/ledger.jsonl.torn-*", "**/ledger.lock", "**/blobs/sha256"}
+
+// protectedWhy says why a default protected glob is protected.
+var protectedWhy = map[string]string{
+	"**/.git":                "git's internals: a change can run code at the next git command (hooks, config) or corrupt the repository",
+	"**/.rein":               "rein's project policy files (settings, system prompt, skills): they configure rein itself, so only the user changes them",
+	"**/ledger.jsonl":        "a rein session ledger: the record of what happened, written only by rein",
+	"**/ledger.jsonl.torn-*": "evidence kept by a ledger repair, written only by rein",
+	"**/ledger.lock":         "a rein session ledger's lock, held only by rein",
+	"**/blobs/sha256":        "a content-addressed store of rein's ledger payloads or artifacts, written only by rein",
+}
 
 // Config configures a [Policy].
 type Config struct {
@@ -280,7 +301,11 @@ func opVerb(op Op) string {
 }
 
 func protectedReason(p, glob string) string {
-	return fmt.Sprintf("%s is a protected path (%s): no tool or command may write it, whatever the rules say; leave it alone and change files elsewhere", p, glob)
+	why := ""
+	if w, ok := protectedWhy[glob]; ok {
+		why = ", " + w
+	}
+	return fmt.Sprintf("%s is a protected path (%s%s): no tool or command may write it, whatever the rules say; leave it alone and change files elsewhere", p, glob, why)
 }
 
 // ruleCoversTool reports whether a path rule written for ruleTool applies to toolName:
@@ -365,4 +390,56 @@ func (p *Policy) isProtected(rel, abs string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// ProtectedPaths is a compiled list of protected path globs: the matcher behind [Policy]'s
+// protected paths, shared with the file tools so both refuse the same paths. It is
+// immutable and safe for concurrent use.
+type ProtectedPaths struct{ p *Policy }
+
+// NewProtectedPaths compiles globs as [Config.Protected] does (nil means
+// [DefaultProtected]; an empty non-nil slice protects nothing). dir is the absolute
+// workspace directory; paths are matched relative to it, and absolute globs match absolute
+// paths. Errors are *[Error] with [CodeBadRule].
+func NewProtectedPaths(globs []string, dir string) (*ProtectedPaths, error) {
+	p, err := New(Config{Protected: globs, Dir: dir})
+	if err != nil {
+		return nil, err
+	}
+	return &ProtectedPaths{p: p}, nil
+}
+
+// Match reports the glob protecting target (workspace-relative or absolute), matched
+// case-insensitively, a glob also covering everything below what it matches.
+func (pp *ProtectedPaths) Match(target string) (glob string, ok bool) {
+	rel, abs := pp.p.resolve(target, "")
+	return pp.p.isProtected(rel, abs)
+}
+
+// Check returns an *[Error] with [CodeProtectedPath] saying why when target is protected,
+// and nil otherwise. shown is the path as the caller named it (used in the message; empty
+// means target).
+func (pp *ProtectedPaths) Check(target, shown string) error {
+	g, ok := pp.Match(target)
+	if !ok {
+		return nil
+	}
+	if shown == "" {
+		shown = target
+	}
+	return errorf(CodeProtectedPath, "%s", protectedReason(shown, g))
+}
+
+// EscapeGlob quotes the glob metacharacters of a literal path (\ * ? [ ] { }), so it can
+// be listed among protected globs.
+func EscapeGlob(p string) string {
+	var b strings.Builder
+	for _, c := range p {
+		switch c {
+		case '\\', '*', '?', '[', ']', '{', '}':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }

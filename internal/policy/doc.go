@@ -113,7 +113,10 @@
 // variables (never one of [UnsafeEnv]) and [FixedEnv]; stdin is /dev/null; the command leads
 // its own process group, and the timeout, a cancelled context, or the command's own exit
 // kill the whole group; output (stdout and stderr merged) keeps its last bytes with a
-// truncation notice. A [Registry] resolves ids; an unknown id is [CodeUnknownCommand].
+// truncation notice. With [Command.Sandbox] set it runs inside that bubblewrap sandbox (no
+// network, only the workspace writable, $REIN_HOME invisible); a sandbox that cannot start
+// is [CodeCommandFailed], never an unsandboxed run. A [Registry] resolves ids; an unknown
+// id is [CodeUnknownCommand].
 //
 // # Secret scanning
 //

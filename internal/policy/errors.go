@@ -17,6 +17,9 @@ const (
 	CodeApprovalRequired Code = "policy.approval_required"
 	// CodeProtectedPath: the call would write to a protected path (.git, .rein policy files…).
 	CodeProtectedPath Code = "policy.protected_path"
+	// CodeHardLinked: a file tool would write a file that has more than one hard link, so
+	// the write would also change names of it elsewhere (possibly outside the workspace).
+	CodeHardLinked Code = "policy.hard_linked"
 	// CodeUnparseable: the bash command line does not parse.
 	CodeUnparseable Code = "policy.unparseable"
 	// CodeUnanalysable: the command line parses but uses a construct whose effect cannot be

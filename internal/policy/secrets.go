@@ -412,6 +412,13 @@ func Redact(text string) string {
 	if err != nil {
 		return redactFailed
 	}
+	return RedactFindings(text, fs)
+}
+
+// RedactFindings replaces each finding of a successful [Scan] of text with
+// "[REDACTED:rule-id]" (overlapping findings become one, named after the first). fs must
+// come from scanning exactly this text, ordered as Scan orders them.
+func RedactFindings(text string, fs []Finding) string {
 	if len(fs) == 0 {
 		return text
 	}

@@ -55,6 +55,9 @@ type Options struct {
 	Session SessionChoice
 	// KeepRecent is how many recent tokens compaction keeps verbatim (0: the default).
 	KeepRecent int
+	// Sandbox runs bash (and approved commands) in the bubblewrap OS sandbox (--sandbox);
+	// without a working bwrap the run stops with ErrConfig.
+	Sandbox bool
 	// Trust is the run's own say about trusting the project (--trust, --no-trust).
 	Trust TrustChoice
 	// Confirm asks the user a yes/no question on the terminal (an undecided project's trust,
@@ -424,12 +427,17 @@ func missingKey(provider string) error {
 }
 
 func buildTools(ws *tool.Workspace, o Options) (*tool.Set, error) {
+	ws.Protected = workspaceProtected(o)
+	sb, err := openSandbox(o, ws)
+	if err != nil {
+		return nil, err
+	}
 	if o.NoTools {
 		return tool.New()
 	}
 	all, err := tool.New(
 		fstool.Read(ws), fstool.Write(ws), fstool.Edit(ws),
-		shell.New(ws.Dir, shell.Options{}),
+		shell.New(ws.Dir, shell.Options{Sandbox: sb}),
 		grep.New(ws, grep.Options{}),
 		fstool.Find(ws), fstool.Ls(ws),
 	)

@@ -17,6 +17,14 @@ type Workspace struct {
 	// Dir is the absolute, symlink-resolved workspace directory.
 	Dir  string
 	Root *os.Root
+	// Protected lists path globs that the writing tools (write, edit) refuse, matched
+	// against the path as given and with its symbolic links resolved: workspace-relative
+	// doublestar globs, or absolute ones, case-insensitive, a glob covering everything below
+	// what it matches (the syntax of the permission rules' protected paths). Nil means the
+	// file tools' default (fstool.DefaultProtected: .git internals, .rein policy files,
+	// session ledgers and blob stores); an empty non-nil slice protects nothing. Set it
+	// before the tools run; it must not change while they do.
+	Protected []string
 }
 
 // OpenWorkspace opens dir as a workspace.

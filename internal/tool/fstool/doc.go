@@ -7,6 +7,35 @@
 // is dropped, special spaces become plain spaces and "~" is expanded (then checked like any
 // absolute path).
 //
+// # Confinement of writes
+//
+// Beyond the root, write and edit refuse
+//
+//   - protected paths ([tool.Workspace.Protected], default [DefaultProtected]: .git
+//     internals — a .git directory and everything in it, or a worktree's .git file, in any
+//     directory, case-insensitively —, .rein policy files — settings.json, SYSTEM.md,
+//     APPEND_SYSTEM.md, skills/… —, and session ledgers and blob stores lying inside the
+//     workspace — ledger.jsonl, ledger.lock, blobs/sha256/…). The path is checked as given
+//     and with every symbolic link in it resolved, so a link inside the workspace that
+//     points into .git does not open it. The refusal is a *[policy.Error] with
+//     [policy.CodeProtectedPath] whose message says why the path is protected;
+//   - files with more than one hard link ([policy.CodeHardLinked]): a hard link to a file
+//     outside the workspace is invisible to the root, and writing through it would change
+//     that file. The link count is read from the opened descriptor, which is opened without
+//     following a final symbolic link and without blocking on a FIFO, so the file checked is
+//     the file written.
+//
+// No tool of this package creates symbolic or hard links (os.Root would let a symlink
+// pointing outside be created; nothing here calls Symlink or Link). A link that already
+// exists and points outside the workspace — absolute, climbing out with "..", dangling or
+// not — is never followed by a write: the write fails with [tool.ErrOutsideWorkspace] and
+// nothing is created outside. Reads of protected paths are allowed.
+//
+// Known limit: the checks and the write are separate steps, so a process running at the
+// same time (a bash command in the background) that swaps a directory for a symbolic link
+// between them could still redirect a write inside the workspace; the root keeps it inside.
+// Run untrusted commands under --sandbox.
+//
 // Arguments reach Run already validated against the tool's schema (see [tool.Validate]);
 // edit also implements [tool.Preparer] to accept two older argument shapes.
 //

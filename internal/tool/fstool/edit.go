@@ -137,19 +137,26 @@ func (t *editTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	if err != nil {
 		return tool.Result{}, err
 	}
-	unlock, err := lockPath(ctx, lockKey(t.ws, rel))
+	if rel == "." {
+		return tool.Result{}, fmt.Errorf("%q is the workspace directory itself; give a file path", a.Path)
+	}
+	target, err := writeTarget(t.ws, rel, a.Path)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	unlock, err := lockPath(ctx, lockKey(t.ws, target))
 	if err != nil {
 		return tool.Result{}, err
 	}
 	defer unlock()
 
-	if err := checkFile(t.ws, rel, a.Path); err != nil {
+	if err := checkFile(t.ws, target, a.Path); err != nil {
 		if errors.Is(err, errNotFound) {
 			return tool.Result{}, fmt.Errorf("Could not edit file: %s. Error code: ENOENT. Use write to create a new file.", a.Path)
 		}
 		return tool.Result{}, err
 	}
-	raw, err := t.ws.Root.ReadFile(rel)
+	raw, err := t.ws.Root.ReadFile(target)
 	if err != nil {
 		return tool.Result{}, editFileError(a.Path, err)
 	}
@@ -160,8 +167,8 @@ func (t *editTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	if err := ctx.Err(); err != nil {
 		return tool.Result{}, err
 	}
-	if err := t.ws.Root.WriteFile(rel, []byte(out), 0o644); err != nil {
-		return tool.Result{}, editFileError(a.Path, err)
+	if err := writeRegular(t.ws, target, a.Path, []byte(out)); err != nil {
+		return tool.Result{}, err
 	}
 	text := fmt.Sprintf("Successfully replaced %d block(s) in %s.", len(a.Edits), a.Path)
 	if len(details.FuzzyEdits) > 0 {

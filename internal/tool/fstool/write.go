@@ -30,8 +30,9 @@ type writeTool struct{ ws *tool.Workspace }
 
 // Write returns the write tool: it creates or overwrites a file with the given content,
 // creating missing parent directories inside the workspace. An existing file is rewritten in
-// place (its mode and links are kept). Writes and edits of the same path are serialized.
-// Replay: never.
+// place (its mode is kept). Protected paths ([tool.Workspace.Protected]), also reached
+// through a symbolic link, and files with more than one hard link are refused (see the
+// package documentation). Writes and edits of the same file are serialized. Replay: never.
 func Write(ws *tool.Workspace) tool.Tool { return &writeTool{ws: ws} }
 
 var writeSchema = tool.MustSchemaFor[writeArgs]()
@@ -59,14 +60,18 @@ func (t *writeTool) Run(ctx context.Context, call tool.Call) (tool.Result, error
 	if rel == "." {
 		return tool.Result{}, fmt.Errorf("%q is the workspace directory itself; give a file path", a.Path)
 	}
-	unlock, err := lockPath(ctx, lockKey(t.ws, rel))
+	target, err := writeTarget(t.ws, rel, a.Path)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	unlock, err := lockPath(ctx, lockKey(t.ws, target))
 	if err != nil {
 		return tool.Result{}, err
 	}
 	defer unlock()
 
 	created := false
-	if st, err := t.ws.Root.Stat(rel); err == nil {
+	if st, err := t.ws.Root.Stat(target); err == nil {
 		if st.IsDir() {
 			return tool.Result{}, fmt.Errorf("%s is a directory; give a file path", a.Path)
 		}
@@ -76,7 +81,7 @@ func (t *writeTool) Run(ctx context.Context, call tool.Call) (tool.Result, error
 	} else if errors.Is(err, fs.ErrNotExist) {
 		created = true
 	}
-	if dir := filepath.Dir(rel); dir != "." {
+	if dir := filepath.Dir(target); dir != "." {
 		if err := t.ws.Root.MkdirAll(dir, 0o755); err != nil {
 			if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ENOTDIR) {
 				return tool.Result{}, fmt.Errorf("%s: cannot create directory %s: a component of the path is a file, not a directory", a.Path, filepath.ToSlash(dir))
@@ -84,8 +89,8 @@ func (t *writeTool) Run(ctx context.Context, call tool.Call) (tool.Result, error
 			return tool.Result{}, fsError(a.Path, err)
 		}
 	}
-	if err := t.ws.Root.WriteFile(rel, []byte(a.Content), 0o644); err != nil {
-		return tool.Result{}, fsError(a.Path, err)
+	if err := writeRegular(t.ws, target, a.Path, []byte(a.Content)); err != nil {
+		return tool.Result{}, err
 	}
 	res := tool.TextResult(fmt.Sprintf("Successfully wrote %d bytes to %s", len(a.Content), a.Path))
 	res.Details = WriteDetails{Path: rel, Bytes: len(a.Content), Created: created}

@@ -27,5 +27,12 @@
 //     returns, and updates never overlap.
 //   - The environment is inherited, minus variables whose names look like secrets
 //     ([DefaultSecretEnv], configurable through [Options.StripEnv]).
+//   - With [Options.Sandbox] set, the shell runs inside that bubblewrap sandbox (see
+//     internal/sandbox): no network, only the workspace and a private /tmp writable,
+//     $REIN_HOME and the home directory invisible, every process in the sandbox killed when
+//     the command ends, times out or is aborted (background processes do not outlive it).
+//     The tool description tells the model so. A sandbox that cannot start is a Go error
+//     and the command does not run; it never runs unsandboxed instead. Exit codes pass
+//     through; a command killed by a signal inside the sandbox shows as exit 128+N.
 //   - Replay is never: a command may have side effects.
 package shell

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/reinhq/rein/internal/sandbox"
 	"github.com/reinhq/rein/internal/tool"
 )
 
@@ -58,6 +59,9 @@ type Options struct {
 	TempDir string
 	// WaitDelay bounds the wait for the output pipe after the shell ends; zero means one second.
 	WaitDelay time.Duration
+	// Sandbox, when set, runs every command inside it (bubblewrap); the working directory
+	// must lie inside its workspace. Nil runs commands directly.
+	Sandbox *sandbox.Sandbox
 }
 
 // Bash is the bash tool. It is safe for concurrent use.
@@ -105,16 +109,21 @@ const schema = `{
 
 // Spec describes the tool.
 func (b *Bash) Spec() tool.Spec {
+	desc := fmt.Sprintf("Execute a bash command in the current working directory. Returns stdout and stderr "+
+		"merged. Output is truncated to the last %d lines or %s (whichever is hit first); if truncated, "+
+		"the full output is saved to a temp file. Optionally provide a timeout in seconds.",
+		tool.MaxLines, tool.FormatSize(tool.MaxBytes))
+	if b.opts.Sandbox != nil {
+		desc += " Commands run in a sandbox: no network, only the working directory and a private /tmp are " +
+			"writable, the home directory is not visible, and background processes end with the command."
+	}
 	return tool.Spec{
-		Name: "bash",
-		Description: fmt.Sprintf("Execute a bash command in the current working directory. Returns stdout and stderr "+
-			"merged. Output is truncated to the last %d lines or %s (whichever is hit first); if truncated, "+
-			"the full output is saved to a temp file. Optionally provide a timeout in seconds.",
-			tool.MaxLines, tool.FormatSize(tool.MaxBytes)),
-		Snippet:    "Execute bash commands (ls, grep, find, etc.)",
-		Schema:     json.RawMessage(schema),
-		Sequential: false,
-		Replay:     tool.ReplayNever,
+		Name:        "bash",
+		Description: desc,
+		Snippet:     "Execute bash commands (ls, grep, find, etc.)",
+		Schema:      json.RawMessage(schema),
+		Sequential:  false,
+		Replay:      tool.ReplayNever,
 	}
 }
 
@@ -170,9 +179,18 @@ func (b *Bash) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	out := newOutput(b.opts.TempDir, call.Update)
 	defer out.close()
 
-	cmd := exec.CommandContext(runCtx, b.opts.Shell, "-c", a.Command)
+	argv := []string{b.opts.Shell, "-c", a.Command}
+	env := filterEnv(b.opts.Env, b.opts.StripEnv)
+	if sb := b.opts.Sandbox; sb != nil {
+		var err error
+		if argv, err = sb.Args(argv, b.dir); err != nil {
+			return tool.Result{}, fmt.Errorf("the command was not run: %w", err)
+		}
+		env = sb.Env(env)
+	}
+	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 	cmd.Dir = b.dir
-	cmd.Env = filterEnv(b.opts.Env, b.opts.StripEnv)
+	cmd.Env = env
 	cmd.Stdin = nil // /dev/null
 	// The same comparable writer for both streams: exec gives them one pipe, so the output
 	// keeps its arrival order.
@@ -191,6 +209,9 @@ func (b *Bash) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	cmd.WaitDelay = b.opts.WaitDelay
 
 	if err := cmd.Start(); err != nil {
+		if b.opts.Sandbox != nil {
+			return tool.Result{}, fmt.Errorf("start the sandbox (%s); the command was not run: %w", argv[0], err)
+		}
 		return tool.Result{}, fmt.Errorf("start shell %s: %w", b.opts.Shell, err)
 	}
 	waitErr := cmd.Wait()

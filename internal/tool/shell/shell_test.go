@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/internal/sandbox"
+	"github.com/reinhq/rein/internal/sandbox/sandboxtest"
 	"github.com/reinhq/rein/internal/tool"
 	"github.com/reinhq/rein/internal/tool/shell"
 )
@@ -441,5 +443,110 @@ func TestSchemaValidation(t *testing.T) {
 		if (err == nil) != ok {
 			t.Errorf("ValidateCall(%s) = %v, want ok=%v", raw, err, ok)
 		}
+	}
+}
+
+// findHostProc returns the host pid of a process whose command line contains token, or 0.
+func findHostProc(token string) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), token) && !strings.Contains(string(b), "bash\x00-c") && !strings.Contains(string(b), "bwrap") {
+			return pid
+		}
+	}
+	return 0
+}
+
+// waitHostProc waits until a process with token in its command line runs and returns its pid.
+func waitHostProc(t *testing.T, token string) int {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if pid := findHostProc(token); pid != 0 {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no process with %q appeared", token)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestSandboxed(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "auth.json"), []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	sb := sandboxtest.New(t, sandbox.Config{Workspace: dir, Hide: []string{home}})
+	b := shell.New(dir, shell.Options{Sandbox: sb, TempDir: t.TempDir()})
+	if !strings.Contains(b.Spec().Description, "sandbox") {
+		t.Errorf("the description does not mention the sandbox: %s", b.Spec().Description)
+	}
+	for _, c := range []struct {
+		name, command string
+		ok            bool
+	}{
+		{"workspace writable", "echo hi > f && cat f && pwd", true},
+		{"outside read-only", "touch /etc/evil", false},
+		{"rein home invisible", "cat " + filepath.Join(home, "auth.json"), false},
+		{"no network", "exec 3<>/dev/tcp/127.0.0.1/1", false},
+		{"exit status passes", "exit 3", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := run(t, b, t.Context(), cmdArgs(c.command), nil)
+			if res.IsError == c.ok {
+				t.Errorf("%q: IsError=%v: %s", c.command, res.IsError, text(res))
+			}
+		})
+	}
+	if res := run(t, b, t.Context(), cmdArgs("exit 3"), nil); !strings.HasSuffix(text(res), "Command exited with code 3") {
+		t.Errorf("exit 3: %q", text(res))
+	}
+	if res := run(t, b, t.Context(), cmdArgs("pwd"), nil); strings.TrimSpace(text(res)) != sb.Workspace() {
+		t.Errorf("pwd = %q, want %s", text(res), sb.Workspace())
+	}
+}
+
+// TestSandboxTimeoutKillsEscapees: a process that leaves the process group (setsid) inside
+// the sandbox still dies when the command times out.
+func TestSandboxTimeoutKillsEscapees(t *testing.T) {
+	dir := t.TempDir()
+	sb := sandboxtest.New(t, sandbox.Config{Workspace: dir})
+	b := shell.New(dir, shell.Options{Sandbox: sb, TempDir: t.TempDir(), WaitDelay: 200 * time.Millisecond})
+	token := fmt.Sprintf("%d.%d", 4000+os.Getpid()%1000, time.Now().UnixNano()%1000)
+	done := make(chan tool.Result, 1)
+	go func() {
+		done <- run(t, b, t.Context(), cmdTimeout("setsid sleep "+token+" & sleep 30", 2), nil)
+	}()
+	pid := waitHostProc(t, "sleep\x00"+token)
+	res := <-done
+	if d := details(t, res); !d.TimedOut {
+		t.Fatalf("details = %+v: %s", d, text(res))
+	}
+	assertGone(t, pid)
+}
+
+// TestSandboxNormalExitEndsBackground: background processes end with the command.
+func TestSandboxNormalExitEndsBackground(t *testing.T) {
+	dir := t.TempDir()
+	sb := sandboxtest.New(t, sandbox.Config{Workspace: dir})
+	b := shell.New(dir, shell.Options{Sandbox: sb, TempDir: t.TempDir(), WaitDelay: 200 * time.Millisecond})
+	token := fmt.Sprintf("%d.%d", 5000+os.Getpid()%1000, time.Now().UnixNano()%1000)
+	res := run(t, b, t.Context(), cmdArgs("setsid sleep "+token+" > /dev/null 2>&1 & sleep 0.5; echo started"), nil)
+	if res.IsError {
+		t.Fatalf("%s", text(res))
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for findHostProc("sleep\x00"+token) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("a background process outlived the sandboxed command")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

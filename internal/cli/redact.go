@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/reinhq/rein/internal/policy"
+)
+
+// Secret scanning of transcripts rein hands over (rein session export and show).
+//
+// The text is scanned with policy.Scan and every finding is replaced by
+// "[REDACTED:rule-id]"; stderr gets a notice naming the rules and counts. The ledger is never
+// changed: it is the record of what happened, and redaction applies only to what leaves it.
+// A scanner error fails closed: nothing is written and the command exits 4 (blocked).
+//
+// Not redacted: the --mode json event stream of a live run. It goes to the user's own
+// terminal or pipe while the run happens, its consumers need exact tool output (the same
+// bytes the model saw and the ledger holds), and it is a stream of deltas that can split a
+// secret across events, so per-event redaction would promise more than it can keep.
+// Exporting a session is the point where a transcript is made to be shared, and the
+// point where it is scanned.
+
+// markdownChunk bounds the pieces a markdown transcript is scanned in (policy.Scan refuses
+// more than policy.MaxScanBytes at once); pieces are cut only before a "## " heading, so a
+// message is scanned whole.
+const markdownChunk = 16 << 20
+
+// redactTranscript returns text with every secret found replaced, and a notice for stderr
+// ("" when nothing was found). isJSON says text is a JSON document: each of its strings is
+// decoded and scanned on its own (so escapes hide nothing) and re-encoded, so the result
+// stays valid JSON. An error means the text must not be written.
+func redactTranscript(text string, isJSON bool) (string, string, error) {
+	counts := map[string]int{}
+	var out string
+	var err error
+	if isJSON {
+		out, err = redactJSONStrings(text, counts)
+	} else {
+		out, err = redactMarkdown(text, counts)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("%w: the secret scan of the transcript failed, so nothing was written (the session ledger is unchanged): %w", ErrBlocked, err)
+	}
+	return out, redactionNotice(counts), nil
+}
+
+func redactMarkdown(text string, counts map[string]int) (string, error) {
+	var b strings.Builder
+	for len(text) > 0 {
+		n := len(text)
+		if n > markdownChunk {
+			n = markdownChunk
+			if i := strings.LastIndex(text[:n], "\n## "); i > 0 {
+				n = i + 1
+			} else if i := strings.Index(text[n:], "\n## "); i >= 0 {
+				n += i + 1
+			} else {
+				n = len(text)
+			}
+		}
+		piece := text[:n]
+		text = text[n:]
+		fs, err := policy.Scan(piece)
+		if err != nil {
+			return "", err
+		}
+		for _, f := range fs {
+			counts[f.RuleID]++
+		}
+		b.WriteString(policy.RedactFindings(piece, fs))
+	}
+	return b.String(), nil
+}
+
+// redactJSONStrings scans every string of a JSON document (keys included) after decoding
+// its escapes, and re-encodes the strings that held secrets.
+func redactJSONStrings(doc string, counts map[string]int) (string, error) {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(doc); i++ {
+		if doc[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for j < len(doc) && doc[j] != '"' {
+			if doc[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(doc) {
+			return "", fmt.Errorf("unterminated JSON string at byte %d", i)
+		}
+		tok := doc[i : j+1]
+		s := tok[1 : len(tok)-1]
+		if strings.IndexByte(s, '\\') >= 0 {
+			if err := json.Unmarshal([]byte(tok), &s); err != nil {
+				return "", fmt.Errorf("JSON string at byte %d: %w", i, err)
+			}
+		}
+		fs, err := policy.Scan(s)
+		if err != nil {
+			return "", err
+		}
+		if len(fs) > 0 {
+			for _, f := range fs {
+				counts[f.RuleID]++
+			}
+			enc, err := json.Marshal(policy.RedactFindings(s, fs))
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(doc[last:i])
+			b.Write(enc)
+			last = j + 1
+		}
+		i = j
+	}
+	b.WriteString(doc[last:])
+	out := b.String()
+	if !json.Valid([]byte(out)) {
+		return "", fmt.Errorf("the redacted JSON document is not valid JSON")
+	}
+	return out, nil
+}
+
+// redactionNotice says which rules redacted how many secrets; "" when none did.
+func redactionNotice(counts map[string]int) string {
+	if len(counts) == 0 {
+		return ""
+	}
+	ids := make([]string, 0, len(counts))
+	total := 0
+	for id, n := range counts {
+		ids = append(ids, id)
+		total += n
+	}
+	sort.Strings(ids)
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprintf("%s ×%d", id, counts[id])
+	}
+	noun := "secrets"
+	if total == 1 {
+		noun = "secret"
+	}
+	return fmt.Sprintf("redacted %d %s (%s; secret rules %s) from the output; the session ledger is unchanged",
+		total, noun, strings.Join(parts, ", "), policy.RuleSetVersion)
+}

@@ -1,0 +1,55 @@
+// Package sandbox confines commands with bubblewrap (the bwrap program, Debian package
+// "bubblewrap"). A [Sandbox] turns a command (argv, working directory, environment) into a
+// bwrap command line; the bash tool (internal/tool/shell) and approved commands
+// (internal/policy) run through it when rein runs with --sandbox.
+//
+// # What the sandbox guarantees
+//
+// A sandboxed command, and everything it starts,
+//
+//   - sees the system read-only: /usr, /bin, /sbin, /lib, /lib32, /lib64, /libx32, /etc and
+//     /opt as on the host ([SystemPaths]; merged-/usr symbolic links are recreated), plus
+//     [Config.ReadOnly]; the root itself is an empty read-only file system;
+//   - can write only the workspace ([Config.Workspace]) and a private, empty /tmp that
+//     disappears with it; inside the workspace, [Config.Protect] (default .rein, .git/hooks
+//     and .git/config, the paths through which a command could make the host run code
+//     later) is read-only when it exists;
+//   - has no network: a new network namespace with only a loopback interface (--unshare-net);
+//   - cannot see $REIN_HOME (sessions, credentials, settings, trust decisions): nothing
+//     outside the paths above is mounted, and a [Config.Hide] path lying inside the
+//     workspace or a read-only path is covered by an empty read-only file system;
+//   - runs in new user (where the kernel allows it), PID, IPC, UTS and cgroup namespaces and
+//     a new session (no TIOCSTI into rein's terminal), with every capability dropped, even
+//     when rein runs as root; /proc shows only its own processes and /dev only the basic
+//     devices;
+//   - dies with its parent (--die-with-parent): when bwrap or rein is killed, every process
+//     in the sandbox is killed, including those that left the process group.
+//
+// The environment is the caller's, with TMPDIR=/tmp and XDG_CACHE_HOME=/tmp/.cache (caches
+// in the home directory are not visible) — callers strip secrets from it first.
+//
+// # What it does not guarantee
+//
+// It is not a virtual machine: the kernel is shared, and a kernel bug can break out. The
+// workspace is writable, so a command can change any file there that is not protected —
+// including files rein or the user later run (a Makefile, a test, a git hook in a nested
+// repository). Reading is confined only by what is mounted: the whole of /etc is readable.
+// CPU, memory and disk use are not limited. A missing .rein directory is not created in
+// advance, so a command can create .rein/… files; the trust gate decides whether rein
+// loads them. Git commands that write .git/config (git config, git remote add) fail inside
+// the sandbox, and a linked worktree whose git directory lies outside the workspace cannot
+// be used by git at all.
+//
+// # Availability
+//
+// [New] fails with an error wrapping [ErrUnavailable], which names the package to install,
+// when bwrap is missing; [Sandbox.Check] fails the same way when bwrap is installed but
+// cannot build a sandbox here (user namespaces disabled, say). Nothing in rein falls back
+// to running a command unsandboxed when a sandbox was asked for.
+//
+// Flags verified on Debian 12 (bubblewrap 0.8.0) as root in a container: --unshare-user-try,
+// --unshare-ipc, --unshare-pid, --unshare-net, --unshare-uts, --unshare-cgroup-try,
+// --new-session, --die-with-parent, --cap-drop ALL, --proc, --dev, --tmpfs, --remount-ro.
+// Without --cap-drop ALL a root caller keeps its capabilities inside and could unmount the
+// read-only binds.
+package sandbox

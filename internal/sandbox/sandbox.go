@@ -1,0 +1,277 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Package is the name of the package that provides bwrap.
+const Package = "bubblewrap"
+
+// ErrUnavailable: bubblewrap is not installed or cannot build a sandbox here.
+var ErrUnavailable = errors.New("the OS sandbox is unavailable")
+
+// SystemPaths are the host directories every sandbox sees read-only (those that exist).
+var SystemPaths = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
+
+// fallbackBwrap is where bwrap is looked for when it is not on PATH.
+var fallbackBwrap = "/usr/bin/bwrap"
+
+// DefaultProtect lists the workspace-relative paths that stay read-only inside the
+// sandbox when [Config.Protect] is nil.
+var DefaultProtect = []string{".rein", ".git/hooks", ".git/config"}
+
+// Config describes a sandbox.
+type Config struct {
+	// Workspace is the absolute directory commands may write. It must not be, or contain,
+	// one of [SystemPaths].
+	Workspace string
+	// ReadOnly lists further absolute host paths made visible read-only (missing ones are
+	// skipped).
+	ReadOnly []string
+	// Hide lists absolute host paths that must stay invisible even when they lie inside the
+	// workspace or a read-only path ($REIN_HOME): they are covered with an empty read-only
+	// file system. A path the sandbox does not mount anyway needs nothing. Hiding the
+	// workspace itself, or a directory holding it, is refused.
+	Hide []string
+	// Protect lists workspace-relative paths kept read-only inside the sandbox when they
+	// exist. Nil means [DefaultProtect]; an empty non-nil slice protects nothing.
+	Protect []string
+	// Bwrap is the bwrap program; empty means "bwrap" on PATH, else /usr/bin/bwrap.
+	Bwrap string
+}
+
+// Sandbox builds bwrap command lines. It is immutable and safe for concurrent use.
+type Sandbox struct {
+	bwrap string
+	ws    string
+	// mounts is the fixed part of the bwrap arguments, up to the working directory.
+	mounts []string
+}
+
+// unavailable builds an ErrUnavailable error with a message saying what to do.
+func unavailable(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUnavailable, fmt.Sprintf(format, args...))
+}
+
+// New checks cfg, finds bwrap and prepares the sandbox's mounts. A missing bwrap is an
+// error wrapping [ErrUnavailable] that names the package to install.
+func New(cfg Config) (*Sandbox, error) {
+	if runtime.GOOS != "linux" {
+		return nil, unavailable("the sandbox uses bubblewrap, which runs only on Linux (this is %s); run without --sandbox", runtime.GOOS)
+	}
+	bwrap, err := findBwrap(cfg.Bwrap)
+	if err != nil {
+		return nil, err
+	}
+	ws := cfg.Workspace
+	if !filepath.IsAbs(ws) {
+		return nil, fmt.Errorf("sandbox: workspace %q is not an absolute path", ws)
+	}
+	ws = filepath.Clean(ws)
+	if real, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = real
+	}
+	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("sandbox: workspace %s is not a directory", ws)
+	}
+	for _, sp := range SystemPaths {
+		if within(ws, sp) {
+			return nil, fmt.Errorf("sandbox: the workspace %s is or contains the system directory %s, which must stay read-only; run rein in a project directory", ws, sp)
+		}
+	}
+	s := &Sandbox{bwrap: bwrap, ws: ws}
+	a := []string{
+		"--die-with-parent", "--new-session",
+		"--unshare-user-try", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+		"--cap-drop", "ALL",
+	}
+	visible := []string{ws} // what is mounted, for Hide
+	for _, p := range SystemPaths {
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+			continue
+		case fi.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				continue
+			}
+			a = append(a, "--symlink", target, p)
+		default:
+			a = append(a, "--ro-bind", p, p)
+			visible = append(visible, p)
+		}
+	}
+	a = append(a, "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+	for _, p := range cfg.ReadOnly {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("sandbox: read-only path %q is not absolute", p)
+		}
+		p = filepath.Clean(p)
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		} else {
+			continue
+		}
+		a = append(a, "--ro-bind", p, p)
+		visible = append(visible, p)
+	}
+	a = append(a, "--bind", ws, ws)
+	protect := cfg.Protect
+	if protect == nil {
+		protect = DefaultProtect
+	}
+	for _, rel := range protect {
+		if filepath.IsAbs(rel) || rel == "" {
+			return nil, fmt.Errorf("sandbox: protected path %q must be relative to the workspace", rel)
+		}
+		p := filepath.Join(ws, rel)
+		if !within(ws, p) || p == ws {
+			return nil, fmt.Errorf("sandbox: protected path %q is not inside the workspace", rel)
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil || !within(ws, real) {
+			continue // missing, or a link to somewhere the sandbox does not mount writable
+		}
+		a = append(a, "--ro-bind", real, real)
+	}
+	for _, h := range cfg.Hide {
+		if h == "" {
+			continue
+		}
+		if !filepath.IsAbs(h) {
+			return nil, fmt.Errorf("sandbox: hidden path %q is not absolute", h)
+		}
+		h = filepath.Clean(h)
+		if real, err := filepath.EvalSymlinks(h); err == nil {
+			h = real
+		} else {
+			continue // nothing there to see
+		}
+		if within(h, ws) {
+			return nil, fmt.Errorf("sandbox: %s must stay hidden, but the workspace %s lies inside it; run rein from a directory outside it", h, ws)
+		}
+		if !slices.ContainsFunc(visible, func(v string) bool { return within(v, h) }) {
+			continue
+		}
+		fi, err := os.Stat(h)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: cannot hide %s: %w", h, err)
+		}
+		if fi.IsDir() {
+			a = append(a, "--tmpfs", h, "--remount-ro", h)
+		} else {
+			a = append(a, "--ro-bind", os.DevNull, h)
+		}
+	}
+	s.mounts = append(a, "--remount-ro", "/")
+	return s, nil
+}
+
+// findBwrap resolves the bwrap program.
+func findBwrap(p string) (string, error) {
+	if p != "" {
+		if _, err := exec.LookPath(p); err != nil {
+			return "", unavailable("bubblewrap program %s: %v; install the %s package or fix the path", p, err, Package)
+		}
+		return p, nil
+	}
+	if p, err := exec.LookPath("bwrap"); err == nil {
+		return p, nil
+	}
+	if _, err := exec.LookPath(fallbackBwrap); err == nil {
+		return fallbackBwrap, nil
+	}
+	return "", unavailable("bwrap was not found on PATH or in /usr/bin: install the %s package (Debian, Ubuntu: apt-get install %s; Fedora: dnf install %s; Arch: pacman -S %s) or run without --sandbox; rein never runs a command unsandboxed when a sandbox was asked for",
+		Package, Package, Package, Package)
+}
+
+// within reports whether p is dir or lies below it (both clean and absolute).
+func within(dir, p string) bool {
+	if dir == "/" {
+		return true
+	}
+	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// Workspace returns the sandbox's writable directory (symlinks resolved).
+func (s *Sandbox) Workspace() string { return s.ws }
+
+// Bwrap returns the bwrap program the sandbox runs.
+func (s *Sandbox) Bwrap() string { return s.bwrap }
+
+// Args returns the command line that runs argv inside the sandbox with dir as working
+// directory: the bwrap program first. dir must be absolute and lie inside the workspace
+// (or a read-only path).
+func (s *Sandbox) Args(argv []string, dir string) ([]string, error) {
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, errors.New("sandbox: empty command")
+	}
+	if !filepath.IsAbs(dir) {
+		return nil, fmt.Errorf("sandbox: working directory %q is not absolute", dir)
+	}
+	dir = filepath.Clean(dir)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	if !within(s.ws, dir) {
+		return nil, fmt.Errorf("sandbox: working directory %s is outside the sandbox's workspace %s", dir, s.ws)
+	}
+	out := make([]string, 0, len(s.mounts)+len(argv)+5)
+	out = append(out, s.bwrap)
+	out = append(out, s.mounts...)
+	out = append(out, "--chdir", dir, "--")
+	return append(out, argv...), nil
+}
+
+// Env returns env adjusted for the sandbox: TMPDIR is /tmp (the private one) and
+// XDG_CACHE_HOME is /tmp/.cache, since the host's are not visible.
+func (s *Sandbox) Env(env []string) []string {
+	out := make([]string, 0, len(env)+2)
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == "TMPDIR" || name == "XDG_CACHE_HOME" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "TMPDIR=/tmp", "XDG_CACHE_HOME=/tmp/.cache")
+}
+
+// Check runs a trivial command in the sandbox and fails, wrapping [ErrUnavailable], when
+// bwrap cannot build the sandbox here (for example when user namespaces are disabled).
+func (s *Sandbox) Check(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		truePath = "/bin/true"
+	}
+	args, err := s.Args([]string{truePath}, s.ws)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Env = s.Env(os.Environ())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return unavailable("bubblewrap (%s) is installed but cannot build a sandbox here: %s; user namespaces may be disabled (see the sysctls kernel.unprivileged_userns_clone and user.max_user_namespaces, or AppArmor's restrictions on unprivileged user namespaces), or run without --sandbox",
+			s.bwrap, msg)
+	}
+	return nil
+}
