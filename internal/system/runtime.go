@@ -170,6 +170,13 @@ func Build(o Options) (*Runtime, error) {
 	}
 	rt.KeySource = keySource
 	model = llm.Retry(model, policy)
+	if !o.Sandbox {
+		global, err := ReadSettings(filepath.Join(o.Home, SettingsFile), true)
+		if err != nil {
+			return fail(err)
+		}
+		o.Sandbox = global.Sandbox
+	}
 	if rt.Tools, err = buildTools(ws, o); err != nil {
 		return fail(err)
 	}

@@ -26,6 +26,9 @@ type Settings struct {
 	Permissions policy.Rules `json:"permissions"`
 	// Trust configures the project trust gate; global only.
 	Trust *TrustSettings `json:"trust,omitempty"`
+	// Sandbox runs bash and approved commands in the OS sandbox, as --sandbox does; global
+	// only (a project cannot choose how it is confined).
+	Sandbox bool `json:"sandbox,omitempty"`
 }
 
 // TrustSettings configure the project trust gate.
@@ -99,6 +102,9 @@ func ReadSettings(path string, global bool) (Settings, error) {
 	}
 	if err := (strictjson.Options{MaxDocumentBytes: maxSettingsBytes}).Unmarshal(data, &s); err != nil {
 		return bad("%v (expected {\"permissions\": {\"allow\": [...], \"ask\": [...], \"deny\": [...]}, \"trust\": {\"mode\": \"ask\", \"contextFiles\": \"default\"}})", err)
+	}
+	if s.Sandbox && !global {
+		return bad("sandbox: the sandbox setting may only be set in $REIN_HOME/%s", SettingsFile)
 	}
 	if s.Trust != nil {
 		if !global {

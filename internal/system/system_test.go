@@ -3,6 +3,7 @@ package system
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -98,5 +99,35 @@ func TestBuildResolvesProviderAndTools(t *testing.T) {
 	defer rt2.Close()
 	if rt2.Model.Provider != "openai" || rt2.Model.ID != "gpt-5" || rt2.KeySource != KeyFromEnv {
 		t.Errorf("got %s/%s from %s", rt2.Model.Provider, rt2.Model.ID, rt2.KeySource)
+	}
+}
+
+func TestSandboxSetting(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	scenario := filepath.Join(dir, "s.yaml")
+	os.WriteFile(scenario, []byte("version: 1\nturns:\n  - text: hi\n"), 0o644)
+	os.WriteFile(filepath.Join(home, SettingsFile), []byte(`{"sandbox": true}`), 0o600)
+	rt, err := Build(Options{Script: scenario, Dir: dir, Home: home, Getenv: env(nil), Session: SessionChoice{Mode: SessionNone}})
+	if _, lookErr := exec.LookPath("bwrap"); lookErr != nil {
+		// Without bubblewrap the setting must refuse to run rather than run unsandboxed.
+		if err == nil || !strings.Contains(err.Error(), "bubblewrap") {
+			t.Fatalf("sandbox setting without bwrap: %v", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	spec, _ := rt.Tools.Spec("bash")
+	if !strings.Contains(strings.ToLower(spec.Description), "sandbox") {
+		t.Errorf("the settings' sandbox did not reach bash: %q", spec.Description)
+	}
+	// A project cannot set it.
+	proj := filepath.Join(dir, ".rein")
+	os.MkdirAll(proj, 0o755)
+	os.WriteFile(filepath.Join(proj, SettingsFile), []byte(`{"sandbox": true}`), 0o644)
+	if _, err := ReadSettings(filepath.Join(proj, SettingsFile), false); err == nil || !strings.Contains(err.Error(), "sandbox setting may only be set") {
+		t.Errorf("project sandbox setting: %v", err)
 	}
 }
