@@ -13,7 +13,7 @@ import (
 // object key must be the exact JSON name of a field of the struct it decodes into (no unknown
 // keys, no keys differing only in case). Errors name the path of the offending key.
 func Unmarshal(data []byte, v any) error {
-	tree, err := Decode(string(data))
+	tree, err := decode(data)
 	if err != nil {
 		return err
 	}
