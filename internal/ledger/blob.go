@@ -13,8 +13,8 @@ import (
 )
 
 // blobPath is dir/blobs/sha256/<aa>/<digest>.
-func (l *Ledger) blobPath(digest string) string {
-	return filepath.Join(l.dir, BlobDir, "sha256", digest[:2], digest)
+func blobPath(dir, digest string) string {
+	return filepath.Join(dir, BlobDir, "sha256", digest[:2], digest)
 }
 
 // PutBlob stores data in the ledger's content-addressed blob store and returns its digest (64
@@ -31,7 +31,7 @@ func (l *Ledger) PutBlob(data []byte) (string, error) {
 	}
 	sum := sha256.Sum256(data)
 	digest := hex.EncodeToString(sum[:])
-	final := l.blobPath(digest)
+	final := blobPath(l.dir, digest)
 	dir := filepath.Dir(final)
 	if err := ensureDir(l.fsys, dir); err != nil {
 		return "", fmt.Errorf("ledger: blob directory: %w", err)
@@ -76,10 +76,20 @@ func (l *Ledger) PutBlob(data []byte) (string, error) {
 // Blob reads the blob with digest and verifies its content (ErrBlobDigest on a mismatch).
 // It works on read-only ledgers too.
 func (l *Ledger) Blob(digest string) ([]byte, error) {
-	if !validHex([]byte(digest)) {
+	return readBlob(l.fsys, l.dir, digest)
+}
+
+// ReadBlob is [Ledger.Blob] for the ledger in dir without opening it: for an [Options].Visit
+// that needs blobs before Open returns the Ledger. It takes no lock.
+func ReadBlob(dir, digest string, opts Options) ([]byte, error) {
+	return readBlob(opts.fs(), dir, digest)
+}
+
+func readBlob(fsys FS, dir, digest string) ([]byte, error) {
+	if !validHex(digest) {
 		return nil, fmt.Errorf("ledger: %q is not a sha256 digest (64 lowercase hex)", digest)
 	}
-	f, err := l.fsys.OpenFile(l.blobPath(digest), os.O_RDONLY, 0)
+	f, err := fsys.OpenFile(blobPath(dir, digest), os.O_RDONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: blob: %w", err)
 	}

@@ -98,6 +98,18 @@
 // [OpenReadOnly] and [Verify] take no lock and change nothing: they report a torn tail instead
 // of repairing it (Verify returns it as an error wrapping [ErrTornTail]), and report the head.
 //
+// # Reading in the verifying pass
+//
+// [Options].Visit lets a caller build its state while the file is verified instead of reading
+// it again with [Ledger.Records]: Open, OpenReadOnly and Verify call it with each record as soon
+// as that record is verified (its line checked and chained to the one before), in seq order,
+// and Open calls it last with the recovery record it appends after repairing a torn tail. It
+// sees exactly the records Records would then yield. Visit runs before the rest of the file is
+// verified, so what it saw means nothing when the open fails; an error from Visit stops the open
+// (before any repair, unless it is the recovery record's) and is returned as is, the lock
+// released. Visit runs on the opening goroutine, before the Ledger exists: it reads blobs with
+// [ReadBlob]. Each record it gets is its own (Body included).
+//
 // # Goroutines and ownership
 //
 // A writable Ledger owns the lock and the O_APPEND descriptor until Close. Its methods may be

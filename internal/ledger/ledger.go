@@ -22,6 +22,13 @@ type Options struct {
 	FS    FS               // nil: OSFS{}
 	Now   func() time.Time // record timestamps; nil: time.Now
 	NewID func() string    // ids for records appended without one; nil: UUIDv7
+	// Visit, if set, is called by Open, OpenReadOnly and Verify with each record as soon as it
+	// is verified, in seq order, and by Open also with the recovery record it appends after
+	// repairing a torn tail: a caller builds its state in the same pass that verifies the
+	// file instead of reading it again with Records. An error from Visit stops the open, which
+	// returns that error as is. When the open fails, later or for any reason, what Visit has
+	// seen means nothing.
+	Visit func(Record) error
 }
 
 func (o Options) fs() FS {
@@ -148,7 +155,11 @@ func Open(dir string, opts Options) (*Ledger, *Report, error) {
 	}
 	l.f = f
 	if rep.Torn != nil {
-		if err := l.repair(rep); err != nil {
+		rec, err := l.repair(rep)
+		if err == nil && opts.Visit != nil {
+			err = opts.Visit(rec)
+		}
+		if err != nil {
 			l.f.Close()
 			lock.Close()
 			return nil, nil, err
@@ -183,7 +194,7 @@ func Verify(dir string, opts Options) (*Report, error) {
 // load verifies the file and builds a Ledger without a write handle.
 func load(dir string, opts Options, readOnly bool) (*Ledger, *Report, error) {
 	l := &Ledger{dir: dir, path: filepath.Join(dir, FileName), fsys: opts.fs(), opts: opts, readOnly: readOnly, c: newChain()}
-	res, err := readVerified(l.fsys, l.path, l.c, nil)
+	res, err := readVerified(l.fsys, l.path, l.c, opts.Visit)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -272,7 +283,7 @@ func (l *Ledger) appendLocked(kind, id, parent string, body any, doSync bool) (R
 	// The writer checks each line exactly as a reader will, on a copy of the chain's position,
 	// so it never writes a line that would not verify.
 	probe := &chain{seq: l.c.seq, prev: l.c.prev, ids: l.c.ids}
-	rec, le := probe.check(line[:len(line)-1])
+	rec, sum, le := probe.check(line[:len(line)-1]) // rec.Body points into line, which is not reused
 	if le != nil {
 		return Record{}, fmt.Errorf("ledger: refusing to write an invalid record: %s", le.reason)
 	}
@@ -287,7 +298,7 @@ func (l *Ledger) appendLocked(kind, id, parent string, body any, doSync bool) (R
 	l.dirty = true
 	rec.Offset = l.size
 	l.size += int64(len(line))
-	l.c.commit(rec)
+	l.c.commit(rec, sum)
 	if seq == 1 {
 		l.header = l.c.header
 	}

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -95,14 +96,22 @@ func ValidID(s string) bool {
 	if len(s) == 0 || len(s) > maxIDLen {
 		return false
 	}
+	var bad byte // no branch per character: ids (UUIDs) mix digits, letters and dashes at random
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
-			return false
+		bad |= notIDChar[s[i]]
+	}
+	return bad == 0
+}
+
+// notIDChar is 1 for every byte but A-Z a-z 0-9 . _ : -.
+var notIDChar = func() (t [256]byte) {
+	for i := range t {
+		if !(i >= 'a' && i <= 'z' || i >= 'A' && i <= 'Z' || i >= '0' && i <= '9' || i == '.' || i == '_' || i == ':' || i == '-') {
+			t[i] = 1
 		}
 	}
-	return true
-}
+	return t
+}()
 
 // ValidKind reports whether s may be a kind: 1 to 64 of [a-z0-9_.-], starting with a letter.
 func ValidKind(s string) bool {
@@ -118,23 +127,44 @@ func ValidKind(s string) bool {
 	return true
 }
 
-func validHex(s []byte) bool {
+// validHex reports whether s is 64 lowercase hex characters.
+func validHex[T string | []byte](s T) bool {
 	if len(s) != hexLen {
 		return false
 	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
+	// A table and no branch per character: in a hash they are random, and a branch on each
+	// would be mispredicted half the time.
+	var bad byte
+	for i := 0; i < len(s); i++ {
+		bad |= notHex[s[i]]
 	}
-	return true
+	return bad == 0
+}
+
+// notHex is 1 for every byte but the lowercase hex digits.
+var notHex = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 1
+	}
+	for _, c := range "0123456789abcdef" {
+		t[c] = 0
+	}
+	return t
+}()
+
+// hashIs reports whether sum is the hash written as h.
+func hashIs(sum [sha256.Size]byte, h string) bool {
+	var enc [hexLen]byte
+	hex.Encode(enc[:], sum[:])
+	return string(enc[:]) == h
 }
 
 // chainHash is h = sha256(prev ‖ payload), prev being the 64 ASCII hex characters of the previous
 // h (nothing for seq 1) and payload the line's bytes up to the trailer plus the closing "}".
 func chainHash(prev string, head []byte) [sha256.Size]byte {
 	d := sha256.New()
-	d.Write([]byte(prev))
+	var pb [hexLen]byte // prev through a stack array: converting it to []byte would allocate
+	d.Write(append(pb[:0], prev...))
 	d.Write(head)
 	d.Write([]byte("}"))
 	var sum [sha256.Size]byte
@@ -180,7 +210,7 @@ func encodeBody(body any) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledger: encode body: %w", err)
 	}
-	if _, err := strictjson.Decode(string(b)); err != nil {
+	if err := strictjson.Check(b); err != nil {
 		return nil, fmt.Errorf("ledger: body is not strict JSON: %w", err)
 	}
 	return b, nil
@@ -206,7 +236,8 @@ func badRecord(format string, args ...any) *lineError {
 }
 
 // parseLine checks one line (without its newline) on its own: cap, trailer shape, strict JSON,
-// member order and types. The chain (seq, prev, h, ids) is checked by chain.accept.
+// member order and types. The chain (seq, prev, h, ids) is checked by chain.accept. The
+// record's Body is a slice of line.
 func parseLine(line []byte) (Record, *lineError) {
 	var r Record
 	if len(line)+1 > MaxLineBytes {
@@ -221,20 +252,11 @@ func parseLine(line []byte) (Record, *lineError) {
 		return r, notRecord("a line must start with {")
 	}
 	r.H = string(line[n-hexLen-2 : n-2])
-	payload := string(line[:n-trailerLen]) + "}"
-	tree, err := strictjson.Decode(payload)
-	if err != nil {
-		return r, notRecord("not strict JSON: %v", err)
-	}
-	obj, ok := tree.(map[string]any)
-	if !ok {
-		return r, notRecord("not a JSON object")
-	}
-	body, le := envelopeMembers(payload)
+	m, le := envelopeMembers(line, line[:n-trailerLen])
 	if le != nil {
 		return r, le
 	}
-	v, ok := intMember(obj["v"])
+	v, ok := intMember(m[0])
 	if !ok || v < 1 {
 		return r, badRecord("v is not a positive integer")
 	}
@@ -243,15 +265,15 @@ func parseLine(line []byte) (Record, *lineError) {
 			err: ErrUnsupportedVersion}
 	}
 	r.V = int(v)
-	if r.Seq, ok = intMember(obj["seq"]); !ok || r.Seq < 1 {
+	if r.Seq, ok = intMember(m[1]); !ok || r.Seq < 1 {
 		return r, badRecord("seq is not a positive integer")
 	}
-	if r.ID, ok = obj["id"].(string); !ok || !ValidID(r.ID) {
+	if r.ID, ok = stringMember(m[2]); !ok || !ValidID(r.ID) {
 		return r, badRecord("id is not a valid id")
 	}
-	switch p := obj["parentId"].(type) {
-	case nil:
-	case string:
+	switch p, ok := stringMember(m[3]); {
+	case string(m[3]) == "null":
+	case ok:
 		if !ValidID(p) {
 			return r, badRecord("parentId is not a valid id")
 		}
@@ -259,117 +281,86 @@ func parseLine(line []byte) (Record, *lineError) {
 	default:
 		return r, badRecord("parentId is neither a string nor null")
 	}
-	if r.Kind, ok = obj["kind"].(string); !ok || !ValidKind(r.Kind) {
+	if r.Kind, ok = stringMember(m[4]); !ok || !ValidKind(r.Kind) {
 		return r, badRecord("kind is not a valid kind")
 	}
-	ts, ok := obj["ts"].(string)
+	ts, ok := stringMember(m[5])
 	if !ok {
 		return r, badRecord("ts is not a string")
 	}
+	var err error
 	if r.TS, err = time.Parse(time.RFC3339Nano, ts); err != nil {
 		return r, badRecord("ts is not an RFC 3339 time")
 	}
-	r.Body = json.RawMessage(body)
-	if r.Prev, ok = obj["prev"].(string); !ok || r.Prev != "" && !validHex([]byte(r.Prev)) {
+	r.Body = json.RawMessage(m[6]) // in line: a caller that keeps the record past line's reuse clones it
+	if r.Prev, ok = stringMember(m[7]); !ok || r.Prev != "" && !validHex(r.Prev) {
 		return r, badRecord("prev is neither empty nor 64 lowercase hex")
 	}
 	return r, nil
 }
 
-func intMember(v any) (int64, bool) {
-	n, ok := v.(json.Number)
-	if !ok {
+// intMember reads a member that must be a non-negative integer written plainly (no sign,
+// fraction, exponent or leading zero).
+func intMember(raw []byte) (int64, bool) {
+	if len(raw) == 0 || len(raw) > 1 && raw[0] == '0' {
 		return 0, false
 	}
-	s := string(n)
-	if s == "" || strings.ContainsAny(s, ".eE+") || s[0] == '-' || len(s) > 1 && s[0] == '0' {
-		return 0, false
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
 	}
-	i, err := strconv.ParseInt(s, 10, 64)
+	i, err := strconv.ParseInt(string(raw), 10, 64)
 	return i, err == nil
 }
 
-// envelopeMembers checks that the top-level members of p, a JSON object already validated by
-// strictjson, are exactly the envelope's in order, and returns the raw body.
-func envelopeMembers(p string) (body string, le *lineError) {
-	i := skipSpace(p, skipSpace(p, 0)+1)
-	k := 0
-	for ; i < len(p) && p[i] != '}'; k++ {
-		kEnd := skipValue(p, i)
-		if k >= len(envelope) || p[i:kEnd] != envelope[k] {
-			break
-		}
-		i = skipSpace(p, kEnd)
-		i = skipSpace(p, i+1) // ':'
-		vEnd := skipValue(p, i)
-		if k == 6 {
-			body = p[i:vEnd]
-		}
-		i = skipSpace(p, vEnd)
-		if i < len(p) && p[i] == ',' {
-			i = skipSpace(p, i+1)
-		}
+// stringMember reads a member that must be a string, as strictjson decodes it.
+func stringMember(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
 	}
-	if k != len(envelope) || i >= len(p) || p[i] != '}' {
-		return "", badRecord("the members before h must be exactly %s, in this order", strings.Join(envelope[:], ","))
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), true
 	}
-	return body, nil
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err == nil
 }
 
-func skipSpace(p string, i int) int {
-	for i < len(p) && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the end of the valid JSON value starting at p[i].
-func skipValue(p string, i int) int {
-	if i >= len(p) {
-		return i
-	}
-	switch p[i] {
-	case '"':
-		for j := i + 1; j < len(p); j++ {
-			switch p[j] {
-			case '\\':
-				j++
-			case '"':
-				return j + 1
+// envelopeMembers checks that a line's payload, head + "}" (head being the line up to its
+// trailer), is strict JSON whose members are exactly the envelope's, in order, and returns
+// their values as written.
+//
+// It checks the line itself, head + `,"h":"<hex>"}`, and so builds nothing: the trailer can
+// only parse as a last member "h" of the top-level object, so the line is strict JSON exactly
+// when the payload is, has a member and has no member "h", and then the line's members are the
+// payload's and h. Only a line that is not strict JSON has its payload built, to tell those
+// cases apart and to report the payload's own error.
+func envelopeMembers(line, head []byte) (m [len(envelope)][]byte, le *lineError) {
+	n, inOrder := 0, true
+	collect := func(key, value []byte) {
+		if n < len(envelope) {
+			if string(key) == envelope[n] {
+				m[n] = value
+			} else {
+				inOrder = false
 			}
 		}
-		return len(p)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(p); j++ {
-			switch p[j] {
-			case '"':
-				j = skipValue(p, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(p)
-	default:
-		j := i
-		for j < len(p) && !isDelim(p[j]) {
-			j++
-		}
-		return j
+		n++
 	}
-}
-
-func isDelim(c byte) bool {
-	switch c {
-	case ',', '}', ']', ' ', '\t', '\n', '\r':
-		return true
+	want := len(envelope) + 1 // h
+	if strictjson.CheckMembers(line, collect) != nil {
+		payload := make([]byte, 0, len(head)+1)
+		payload = append(append(payload, head...), '}')
+		n, inOrder, want = 0, true, len(envelope)
+		if err := strictjson.CheckMembers(payload, collect); err != nil {
+			return m, notRecord("not strict JSON: %v", err)
+		}
 	}
-	return false
+	if n != want || !inOrder {
+		return m, badRecord("the members before h must be exactly %s, in this order", strings.Join(envelope[:], ","))
+	}
+	return m, nil
 }
 
 // chain is the verifier's state: everything a line is checked against.
@@ -385,62 +376,60 @@ func newChain() *chain { return &chain{ids: map[string]struct{}{}} }
 
 // accept verifies line as record seq+1 and advances the chain.
 func (c *chain) accept(line []byte) (Record, *lineError) {
-	r, le := c.check(line)
+	r, sum, le := c.check(line)
 	if le == nil {
-		c.commit(r)
+		c.commit(r, sum)
 	}
 	return r, le
 }
 
-// check verifies line as record seq+1 without changing the chain.
-func (c *chain) check(line []byte) (Record, *lineError) {
-	r, le := parseLine(line)
+// check verifies line as record seq+1 without changing the chain, and returns the record and
+// its h.
+func (c *chain) check(line []byte) (r Record, sum [sha256.Size]byte, le *lineError) {
+	r, le = parseLine(line)
 	if le != nil && le.err == ErrUnsupportedVersion {
 		// Only a record that chains correctly is a newer writer's; otherwise it is damage.
-		sum := chainHash(c.prev, line[:len(line)-trailerLen])
-		if hex.EncodeToString(sum[:]) != r.H {
-			return r, badRecord("%s, and h does not match the record's bytes", le.reason)
+		if !hashIs(chainHash(c.prev, line[:len(line)-trailerLen]), r.H) {
+			return r, sum, badRecord("%s, and h does not match the record's bytes", le.reason)
 		}
 	}
 	if le != nil {
-		return r, le
+		return r, sum, le
 	}
 	want := c.seq + 1
 	if r.Seq != want {
-		return r, badRecord("seq %d where seq %d was expected", r.Seq, want)
+		return r, sum, badRecord("seq %d where seq %d was expected", r.Seq, want)
 	}
 	if r.Prev != c.prev {
-		return r, badRecord("prev does not match the h of seq %d", c.seq)
+		return r, sum, badRecord("prev does not match the h of seq %d", c.seq)
 	}
-	sum := chainHash(r.Prev, line[:len(line)-trailerLen])
-	if hex.EncodeToString(sum[:]) != r.H {
-		return r, badRecord("h does not match the record's bytes")
+	sum = chainHash(r.Prev, line[:len(line)-trailerLen])
+	if !hashIs(sum, r.H) {
+		return r, sum, badRecord("h does not match the record's bytes")
 	}
 	if _, dup := c.ids[r.ID]; dup {
-		return r, badRecord("id %q is already used by an earlier record", r.ID)
+		return r, sum, badRecord("id %q is already used by an earlier record", r.ID)
 	}
 	if r.ParentID != "" {
 		if _, ok := c.ids[r.ParentID]; !ok {
-			return r, badRecord("parentId %q names no earlier record", r.ParentID)
+			return r, sum, badRecord("parentId %q names no earlier record", r.ParentID)
 		}
 	}
 	if want == 1 {
 		if _, err := parseHeader(r); err != nil {
-			return r, badRecord("header: %v", err)
+			return r, sum, badRecord("header: %v", err)
 		}
 	} else if r.Kind == KindHeader {
-		return r, badRecord("a header record after seq 1")
+		return r, sum, badRecord("a header record after seq 1")
 	}
-	return r, nil
+	return r, sum, nil
 }
 
-// commit advances the chain past r, which check accepted.
-func (c *chain) commit(r Record) {
+// commit advances the chain past r, whose h is sum, which check accepted.
+func (c *chain) commit(r Record, sum [sha256.Size]byte) {
 	if r.Seq == 1 {
 		c.header, _ = parseHeader(r)
 	}
-	var sum [sha256.Size]byte
-	hex.Decode(sum[:], []byte(r.H))
 	c.ids[r.ID] = struct{}{}
 	c.hashes = append(c.hashes, sum)
 	c.seq = r.Seq

@@ -16,31 +16,31 @@ import (
 // to the last valid record, fsync, recovery record (fsynced). A crash in between leaves either
 // the same torn tail (repaired again, with a second evidence copy) or a valid ledger without the
 // recovery record. Any error faults nothing durable: Open fails and the file is verified anew on
-// the next Open.
-func (l *Ledger) repair(rep *Report) error {
+// the next Open. It returns the recovery record.
+func (l *Ledger) repair(rep *Report) (Record, error) {
 	t := rep.Torn
 	evidence, err := l.copyEvidence()
 	if err != nil {
-		return fmt.Errorf("ledger: repair torn tail: evidence copy: %w", err)
+		return Record{}, fmt.Errorf("ledger: repair torn tail: evidence copy: %w", err)
 	}
 	if err := l.f.Truncate(t.Offset); err != nil {
-		return fmt.Errorf("ledger: repair torn tail: truncate %s to %d: %w", l.path, t.Offset, err)
+		return Record{}, fmt.Errorf("ledger: repair torn tail: truncate %s to %d: %w", l.path, t.Offset, err)
 	}
 	if err := l.f.Sync(); err != nil {
-		return fmt.Errorf("ledger: repair torn tail: fsync %s: %w", l.path, err)
+		return Record{}, fmt.Errorf("ledger: repair torn tail: fsync %s: %w", l.path, err)
 	}
 	t.Evidence = evidence
 	rec, err := l.appendLocked(KindRecovery, l.opts.newID(), "", Recovery{
 		TruncatedBytes: t.Bytes, DiscardedSHA256: t.SHA256, Evidence: evidence,
 	}, true)
 	if err != nil {
-		return fmt.Errorf("ledger: repair torn tail: %w", err)
+		return Record{}, fmt.Errorf("ledger: repair torn tail: %w", err)
 	}
 	rep.HeadSeq, rep.HeadHash, rep.Size = rec.Seq, rec.H, l.size
 	rep.Warnings = append(rep.Warnings, fmt.Sprintf(
 		"W_LEDGER_TORN_TAIL_REPAIRED: %s: discarded %d bytes after seq %d (sha256 %s); the file before repair is kept as %s",
 		l.path, t.Bytes, rec.Seq-1, t.SHA256, evidence))
-	return nil
+	return rec, nil
 }
 
 // copyEvidence copies the whole ledger file to ledger.jsonl.torn-<seq> (or .torn-<seq>.<n> if

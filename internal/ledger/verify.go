@@ -36,20 +36,21 @@ var errStop = errors.New("stop")
 func scan(path string, r io.Reader, c *chain, fn func(Record) error) (scanResult, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var off int64
-	var raw []byte
+	var long []byte // a line longer than br's buffer, assembled
 	for {
-		raw = raw[:0]
+		// A line that fits in br's buffer is used there, until the next read.
+		raw, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], raw...)
+			for err == bufio.ErrBufferFull && len(long) <= MaxLineBytes {
+				raw, err = br.ReadSlice('\n')
+				long = append(long, raw...)
+			}
+			raw = long
+		}
 		var rerr error
-		for {
-			frag, err := br.ReadSlice('\n')
-			raw = append(raw, frag...)
-			if err == bufio.ErrBufferFull && len(raw) <= MaxLineBytes {
-				continue
-			}
-			if err != nil && err != bufio.ErrBufferFull {
-				rerr = err
-			}
-			break
+		if err != nil && err != bufio.ErrBufferFull {
+			rerr = err
 		}
 		if rerr != nil && rerr != io.EOF {
 			return scanResult{end: off}, fmt.Errorf("read ledger %s: %w", path, rerr)
@@ -64,6 +65,7 @@ func scan(path string, r io.Reader, c *chain, fn func(Record) error) (scanResult
 			if le == nil {
 				rec.Offset = off
 				if fn != nil {
+					rec.Body = bytes.Clone(rec.Body) // it points into raw, which the next read reuses
 					if err := fn(rec); err != nil {
 						return scanResult{end: off + int64(len(raw))}, err
 					}
