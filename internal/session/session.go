@@ -73,13 +73,15 @@ func Create(dir string, meta Meta, opts Options) (*Session, error) {
 }
 
 // Open opens the session in dir for writing: the ledger is verified (a torn tail repaired, see
-// the report) and reduced; any violation of the session's invariants fails closed.
+// the report) and reduced, in one pass over the file; any violation of the session's
+// invariants fails closed.
 func Open(dir string, opts Options) (*Session, *ledger.Report, error) {
-	l, rep, err := ledger.Open(dir, opts.Ledger)
+	red := &reducer{dir: dir, opts: opts.Ledger}
+	l, rep, err := ledger.Open(dir, red.options())
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := reduce(l)
+	st, err := red.state()
 	if err != nil {
 		l.Close()
 		return nil, nil, err
@@ -89,36 +91,81 @@ func Open(dir string, opts Options) (*Session, *ledger.Report, error) {
 
 // Load reads the session in dir without taking the writer lock (for show, ls, export).
 func Load(dir string) (*State, *ledger.Report, error) {
-	l, rep, err := ledger.OpenReadOnly(dir, ledger.Options{})
+	red := &reducer{dir: dir}
+	l, rep, err := ledger.OpenReadOnly(dir, red.options())
 	if err != nil {
 		return nil, nil, err
 	}
-	defer l.Close()
-	st, err := reduce(l)
+	l.Close()
+	st, err := red.state()
 	if err != nil {
 		return nil, nil, err
 	}
 	return st, rep, nil
 }
 
-func reduce(l *ledger.Ledger) (*State, error) {
-	h := l.Header()
+// reducer folds a session's records into its State in the pass that verifies the ledger (as
+// its Visit), so that the file is read once. Errors are as if the ledger were verified first
+// and reduced after: a violation is kept and reported only once the ledger has opened (a
+// corrupt ledger, and a torn tail's repair, take precedence), and nothing after it is applied.
+type reducer struct {
+	dir  string
+	opts ledger.Options
+	st   *State
+	err  error // the first violation
+}
+
+// options are r.opts with r as the Visit (after a Visit the caller had set).
+func (r *reducer) options() ledger.Options {
+	o := r.opts
+	visit := o.Visit
+	o.Visit = func(rec ledger.Record) error {
+		r.visit(rec)
+		if visit != nil {
+			return visit(rec)
+		}
+		return nil
+	}
+	return o
+}
+
+func (r *reducer) visit(rec ledger.Record) {
+	if r.err != nil {
+		return
+	}
+	if r.st == nil {
+		r.st, r.err = newSessionState(r.dir, rec)
+		if r.err != nil {
+			return
+		}
+	}
+	r.err = r.st.apply(rec, r.blob)
+}
+
+func (r *reducer) blob(digest string) ([]byte, error) { return ledger.ReadBlob(r.dir, digest, r.opts) }
+
+// state is the reduced session, or why it is not one.
+func (r *reducer) state() (*State, error) {
+	if r.err == nil && r.st == nil {
+		r.err = fmt.Errorf("%w: %s has no header", ledger.ErrCorrupt, r.dir)
+	}
+	return r.st, r.err
+}
+
+// newSessionState starts the state of the session whose first record (the ledger's header, as
+// the ledger verified it) is rec.
+func newSessionState(dir string, rec ledger.Record) (*State, error) {
+	var h ledger.Header
+	if err := json.Unmarshal(rec.Body, &h); err != nil {
+		return nil, fmt.Errorf("%w: %s: header: %v", ledger.ErrCorrupt, dir, err)
+	}
 	if h.Type != ledger.TypeSession {
-		return nil, fmt.Errorf("%w: %s is a %s ledger, not a session", ledger.ErrCorrupt, l.Dir(), h.Type)
+		return nil, fmt.Errorf("%w: %s is a %s ledger, not a session", ledger.ErrCorrupt, dir, h.Type)
 	}
 	if v := h.Bindings[BindFormat]; v != fmt.Sprint(FormatVersion) {
 		return nil, fmt.Errorf("%w: session format %q is not supported (this rein reads %d)", ledger.ErrCorrupt, v, FormatVersion)
 	}
-	st := newState(h)
-	for r, err := range l.Records() {
-		if err != nil {
-			return nil, err
-		}
-		if err := st.apply(r, l.Blob); err != nil {
-			return nil, err
-		}
-	}
-	return st, nil
+	return newState(h), nil
 }
 
 func (s *Session) newID() string {
