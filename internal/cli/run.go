@@ -33,6 +33,7 @@ type runOptions struct {
 	maxCost  float64
 	retries  int
 	sandbox  bool
+	trace    string
 
 	noSession bool
 	cont      bool
@@ -62,6 +63,7 @@ func (o *runOptions) register(c *cobra.Command) {
 	f.StringVar(&o.sessionAt, "session", "", "use the session with this id, or the session directory at this path (created if missing)")
 	f.StringVar(&o.fork, "fork", "", "start a new session from session ID, at ENTRY if given (ID[@ENTRY]); the parent is untouched")
 	f.BoolVar(&o.sandbox, "sandbox", false, "run bash in a bubblewrap sandbox: no network, only this directory writable, $REIN_HOME hidden (fails if bwrap is missing)")
+	f.StringVar(&o.trace, "trace", "", traceUsage)
 	f.IntVar(&o.retries, "max-retries", llm.DefaultRetryPolicy.MaxAttempts-1, "retries of a failed model call (rate limit, overload, 5xx, connection errors)")
 	o.trust.register(c)
 }
@@ -87,6 +89,9 @@ func (o *runOptions) validate() error {
 	}
 	if n > 1 {
 		return fmt.Errorf("%w: --no-session, --continue, --resume, --session and --fork exclude each other", ErrUsage)
+	}
+	if err := checkTrace(o.trace); err != nil {
+		return err
 	}
 	if o.noTools && o.tools != "" {
 		return fmt.Errorf("%w: --tools and --no-tools exclude each other", ErrUsage)
@@ -216,6 +221,12 @@ func runAgent(e *env, o *runOptions, prompt string, jsonOut *jsonWriter) (*syste
 	if jsonOut != nil {
 		opts.Observe = jsonOut.event
 	}
+	tracer, flush, err := startTracer(e, o.trace)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer flush()
+	opts.Tracer = tracer
 	rt, err := system.Build(opts)
 	if err != nil {
 		return nil, nil, err

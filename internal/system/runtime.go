@@ -18,6 +18,7 @@ import (
 	"github.com/reinhq/rein/internal/llm/openaicompat"
 	"github.com/reinhq/rein/internal/llm/script"
 	"github.com/reinhq/rein/internal/session"
+	"github.com/reinhq/rein/internal/telemetry"
 	"github.com/reinhq/rein/internal/tool"
 	"github.com/reinhq/rein/internal/tool/fstool"
 	"github.com/reinhq/rein/internal/tool/grep"
@@ -45,6 +46,9 @@ type Options struct {
 	Getenv func(string) string
 	// Observe receives kernel events.
 	Observe func(kernel.Event)
+	// Tracer, if not nil, traces the agent (its events, model requests and session writes).
+	// The caller owns it and shuts it down.
+	Tracer *telemetry.Tracer
 	// HTTPClient is used by network providers; nil means http.DefaultClient.
 	HTTPClient *http.Client
 	// Retry overrides llm.DefaultRetryPolicy when MaxAttempts > 0.
@@ -204,6 +208,11 @@ func Build(o Options) (*Runtime, error) {
 			return fail(err)
 		}
 	}
+	// Telemetry wraps the model (after retries, so one span is one logical request) and the
+	// recorder, and observes the events; it changes nothing they do.
+	inst := o.Tracer.Instrument(telemetry.Subject{SessionID: sessionID, Provider: provider, Model: info.ID,
+		MaxTokens: info.MaxOutput, Tools: rt.Tools.Names()})
+	model, rec = inst.Model(model), inst.Recorder(rec)
 	agent, err := kernel.New(kernel.Config{
 		Model:     model,
 		Tools:     rt.Tools,
@@ -214,7 +223,7 @@ func Build(o Options) (*Runtime, error) {
 		MaxCost:   o.MaxCost,
 		MaxTokens: info.MaxOutput,
 		SessionID: sessionID,
-		Observe:   o.Observe,
+		Observe:   inst.Observe(o.Observe),
 		Now:       o.Now,
 		Compactor: &contextpack.Compactor{Model: model, ContextWindow: info.ContextWindow, KeepRecent: o.KeepRecent},
 	})

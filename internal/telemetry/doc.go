@@ -1,0 +1,58 @@
+// Package telemetry traces agent runs with OpenTelemetry and totals their cost from session
+// ledgers.
+//
+// # Spans
+//
+// An [Instrument] watches one agent from the outside — as an observer of the kernel's event
+// stream, a decorator of its model and a decorator of its recorder — and never changes what
+// the agent does. It makes these spans:
+//
+//	rein.run                     one Run or Continue (agent_start → agent_end)
+//	├─ rein.session.write        the prompt's entry
+//	└─ rein.turn                 one turn (turn_start → turn_end)
+//	   ├─ rein.checkpoint        kind=compaction: a compaction, around its step
+//	   │  └─ rein.step           kind=compaction
+//	   │     ├─ rein.session.write
+//	   │     └─ rein.ai.request  the summarization request(s)
+//	   ├─ rein.step              kind=model_call: intent → settlement, one durable attempt
+//	   │  ├─ rein.session.write  the intent, then the settlement
+//	   │  └─ rein.ai.request     one logical provider request, retries included
+//	   ├─ rein.tool              one tool call (tool_start → tool_end), run or not
+//	   │  └─ rein.step           kind=tool_call: intent → settlement, if the call ran
+//	   │     └─ rein.session.write
+//	   ├─ rein.session.write     results decided without running (refused, invalid, …)
+//	   └─ rein.checkpoint        kind=turn_end: the turn is durable up to rein.session.seq
+//
+// A manual compaction (outside a run) is a root rein.checkpoint. Spans still open when a run
+// ends early (a recording failure) are ended with outcome "unsettled".
+//
+// # What attributes may carry
+//
+// Ids (session, intent, entry, tool call, provider response), counts (tokens, turns, chunks,
+// retries, ledger seqs), money (cost in US dollars), durations, and values of closed
+// enumerations (stop reasons, error kinds, outcomes, offered tool names). Never a prompt, a
+// message, tool arguments or output, an error message, a file path from a tool, a header or a
+// key. This holds by construction: every attribute is made by a constructor in attr.go that
+// accepts only those kinds of values (an id must look like one; an enumeration value outside
+// its set becomes "other"; a tool name the model made up becomes "other"), span status
+// descriptions are enumerated values, errors are never recorded as span events, and the
+// resource carries no process or host attributes (a command line holds the prompt). A canary
+// test exports every span of a run whose prompt, arguments and outputs hold secret-looking
+// strings and checks that none leaves.
+//
+// # Exporters
+//
+// [New] builds a tracer provider with one exporter: OTLP over HTTP/protobuf (configured by the
+// standard OTEL_EXPORTER_OTLP_* variables), the OpenTelemetry stdout exporter (written to
+// standard error, so rein's own output stays clean), or a file of JSON spans. Tracing is off
+// unless asked for; a nil [*Tracer] and a nil [*Instrument] pass everything through.
+// [Tracer.Shutdown] flushes. rein never installs a global tracer provider: provider SDKs that
+// trace through the global one export nothing, and the Anthropic adapter turns its SDK's
+// tracing and trace-header propagation off besides.
+//
+// # Costs
+//
+// The session ledger is the cost ledger: [Costs] totals the usage of the assistant messages
+// each session's model calls recorded (entries a fork copied from its parent are not counted
+// again), by model, day or project.
+package telemetry
