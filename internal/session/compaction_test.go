@@ -85,3 +85,48 @@ func TestCompactionIsRecordedAndResumed(t *testing.T) {
 		t.Errorf("the ledger holds %d entries, the context %d: the transcript must stay", len(st.Order), len(ctx))
 	}
 }
+
+// TestUsageCountsCompactionsAndNotForkedEntries: the summarization cost of a compaction reaches
+// the session's usage, and a fork does not count its parent's usage again.
+func TestUsageCountsCompactionsAndNotForkedEntries(t *testing.T) {
+	ws, dir := t.TempDir(), filepath.Join(t.TempDir(), "s")
+	s, err := session.Create(dir, session.Meta{ID: "s", Cwd: ws}, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scenario := strings.Replace(compactingScenario, `turns: [{text: "## Goal\nwrite notes"}]`,
+		`turns: [{text: "## Goal\nwrite notes", usage: {input: 1000, output: 100}}]`, 1)
+	model, err := script.Parse([]byte(scenario), "s.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := tool.OpenWorkspace(ws)
+	defer w.Close()
+	set, _ := tool.New(fstool.All(w)...)
+	a, _ := kernel.New(kernel.Config{Model: model, Tools: set, Recorder: s, MaxTurns: 10,
+		Compactor: &contextpack.Compactor{Model: model, ContextWindow: 500, Reserve: 100, KeepRecent: 20}})
+	out, err := a.Run(context.Background(), nil, llm.UserText("write notes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	st, _, err := session.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Usage.Input != out.Usage.Input || st.Usage.Input < 1000 {
+		t.Errorf("session usage %d input tokens, the run spent %d (summaries included)", st.Usage.Input, out.Usage.Input)
+	}
+	forked, err := session.Fork(st, "", filepath.Join(t.TempDir(), "f"), session.Meta{ID: "f", Cwd: ws}, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forked.Close()
+	fst, _, err := session.Load(filepath.Join(filepath.Dir(forked.Dir()), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fst.Usage.Input != 0 {
+		t.Errorf("a fork counts %d input tokens of its parent", fst.Usage.Input)
+	}
+}

@@ -29,7 +29,7 @@ func Fork(parent *State, entry, dir string, meta Meta, opts Options) (*Session, 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, pe := range parent.pathEntries(entry) {
-		if err := s.addEntryLocked(pe.ID, "", pe.Message, pe.Compaction); err != nil {
+		if err := s.addEntry(pe.ID, "", pe.Message, entryExtra{compaction: pe.Compaction, forked: true}); err != nil {
 			s.l.Close()
 			return nil, err
 		}

@@ -42,6 +42,11 @@ type entryBody struct {
 	// Compaction marks a compaction summary: the lane's context restarts with this entry's
 	// message followed by the path from FirstKeptID on.
 	Compaction *kernel.CompactionInfo `json:"compaction,omitempty"`
+	// Usage is the cost of producing an entry that is not an assistant message (the
+	// summarization requests of a compaction).
+	Usage *llm.Usage `json:"usage,omitempty"`
+	// Forked marks an entry copied from the parent session by a fork: its usage was spent there.
+	Forked bool `json:"forked,omitempty"`
 }
 
 // RetryPolicy is the part of llm.RetryPolicy recovery needs.
@@ -74,6 +79,8 @@ type closedBody struct {
 	Intent string `json:"intent"`
 	Action string `json:"action"`
 	Reason string `json:"reason,omitempty"`
+	// Usage is what a failed effect cost (a compaction whose summary failed).
+	Usage *llm.Usage `json:"usage,omitempty"`
 }
 
 type cancelBody struct {

@@ -77,7 +77,7 @@ func (s *Session) Recover(ctx context.Context, rp Replayer) ([]Action, error) {
 			default:
 				res, a.Action = llm.ToolResultText(in.Call, fmt.Sprintf(InterruptedText, in.Call.Name), true), Interrupted
 			}
-			err = s.addEntryLocked(in.Reserved[0], in.ID, res, nil)
+			err = s.addEntry(in.Reserved[0], in.ID, res, entryExtra{})
 		case kernel.IntentCompaction:
 			a.Action = ActionAbandoned
 			err = s.append(ledger.Entry{Kind: KindClosed, Body: closedBody{Intent: in.ID, Action: ActionAbandoned,
@@ -91,7 +91,7 @@ func (s *Session) Recover(ctx context.Context, rp Replayer) ([]Action, error) {
 			case in.Cancelled:
 				a.Action = Aborted
 				m := llm.Fail(&llm.Message{}, &llm.Error{Kind: llm.KindAborted, Message: "the model call was aborted by the user"})
-				err = s.addEntryLocked(in.Reserved[0], in.ID, *m, nil)
+				err = s.addEntry(in.Reserved[0], in.ID, *m, entryExtra{})
 			case in.Attempt < maxAttempts:
 				a.Action = Retry
 				err = s.append(ledger.Entry{Kind: KindClosed, Body: closedBody{Intent: in.ID, Action: ActionRetry,
@@ -100,7 +100,7 @@ func (s *Session) Recover(ctx context.Context, rp Replayer) ([]Action, error) {
 				a.Action = GaveUp
 				m := llm.Fail(&llm.Message{}, &llm.Error{Kind: llm.KindNetwork,
 					Message: fmt.Sprintf("the model call was interrupted %d times (its retry policy allows %d attempts)", in.Attempt, maxAttempts)})
-				err = s.addEntryLocked(in.Reserved[0], in.ID, *m, nil)
+				err = s.addEntry(in.Reserved[0], in.ID, *m, entryExtra{})
 			}
 		}
 		if err != nil {
@@ -119,7 +119,7 @@ func (s *Session) Recover(ctx context.Context, rp Replayer) ([]Action, error) {
 				continue
 			}
 			res := llm.ToolResultText(c, fmt.Sprintf(NotStartedText, c.Name), true)
-			if err := s.addEntryLocked(s.newID(), "", res, nil); err != nil {
+			if err := s.addEntry(s.newID(), "", res, entryExtra{}); err != nil {
 				return done, err
 			}
 			done = append(done, Action{Kind: kernel.IntentToolCall, Call: c, Action: NotStarted})

@@ -287,25 +287,42 @@ func (s *Session) Intend(_ context.Context, in kernel.Intent) error {
 func (s *Session) Settle(_ context.Context, set kernel.Settlement) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if set.IntentID != "" && len(set.Entries) == 0 {
-		return s.append(ledger.Entry{Kind: KindClosed, Body: closedBody{Intent: set.IntentID, Action: ActionFailed}})
+	usage := set.Usage
+	if usage != nil && usage.Total() == 0 && usage.Cost.Total == 0 {
+		usage = nil
 	}
-	for _, e := range set.Entries {
-		if err := s.addEntryLocked(e.ID, set.IntentID, e.Message, e.Compaction); err != nil {
+	if set.IntentID != "" && len(set.Entries) == 0 {
+		return s.append(ledger.Entry{Kind: KindClosed, Body: closedBody{Intent: set.IntentID, Action: ActionFailed, Usage: usage}})
+	}
+	for i, e := range set.Entries {
+		var u *llm.Usage
+		// An assistant message carries its own usage; anything else (a compaction summary)
+		// carries the settlement's on its first entry.
+		if i == 0 && e.Message.Role != llm.RoleAssistant {
+			u = usage
+		}
+		if err := s.addEntry(e.ID, set.IntentID, e.Message, entryExtra{compaction: e.Compaction, usage: u}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// addEntryLocked records a message under id in the current lane.
-func (s *Session) addEntryLocked(id, intent string, m llm.Message, compaction *kernel.CompactionInfo) error {
+// entryExtra is what an entry may carry besides its message.
+type entryExtra struct {
+	compaction *kernel.CompactionInfo
+	usage      *llm.Usage
+	forked     bool
+}
+
+// addEntry records a message under id in the current lane. Callers hold s.mu.
+func (s *Session) addEntry(id, intent string, m llm.Message, x entryExtra) error {
 	l := s.st.lane(s.lane)
 	parent := l.Leaf
 	if m.Role == llm.RoleTool {
 		parent = s.st.lastAsst[s.lane]
 	}
-	body := entryBody{Lane: s.lane, Intent: intent, Message: &m, Compaction: compaction}
+	body := entryBody{Lane: s.lane, Intent: intent, Message: &m, Compaction: x.compaction, Usage: x.usage, Forked: x.forked}
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("session: encoding message %s: %w", id, err)

@@ -22,6 +22,8 @@ type Entry struct {
 	Time       time.Time
 	Message    llm.Message
 	Compaction *kernel.CompactionInfo
+	// Forked marks an entry copied from the parent session; its usage counts there.
+	Forked bool
 }
 
 // Intent is a recorded intent and how far it got.
@@ -67,7 +69,7 @@ type State struct {
 	Intents  map[string]*Intent
 	Lanes    map[string]*Lane
 	Facts    map[string]string
-	Usage    llm.Usage // summed over assistant messages, failed attempts included
+	Usage    llm.Usage // summed over this session's model requests (failed attempts and compactions included, forked entries not)
 	Created  time.Time
 	Updated  time.Time
 	reserved map[string]string // entry id -> intent id
@@ -124,8 +126,14 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 		if b.Message == nil {
 			return corrupt(r, "entry without a message")
 		}
-		return st.addEntry(r, &Entry{ID: r.ID, Parent: r.ParentID, Lane: laneName(b.Lane), Intent: b.Intent, Seq: r.Seq, Time: r.TS,
-			Message: *b.Message, Compaction: b.Compaction})
+		if err := st.addEntry(r, &Entry{ID: r.ID, Parent: r.ParentID, Lane: laneName(b.Lane), Intent: b.Intent, Seq: r.Seq, Time: r.TS,
+			Message: *b.Message, Compaction: b.Compaction, Forked: b.Forked}); err != nil {
+			return err
+		}
+		if b.Usage != nil && !b.Forked {
+			st.Usage.Add(*b.Usage)
+		}
+		return nil
 	case KindIntent:
 		var b intentBody
 		if err := decodeBody(r.Body, &b); err != nil {
@@ -161,6 +169,9 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 			return corrupt(r, "closes intent %s, which is not open", b.Intent)
 		}
 		in.Closed = b.Action
+		if b.Usage != nil {
+			st.Usage.Add(*b.Usage)
+		}
 		if in.Kind == kernel.IntentModelCall && b.Action == ActionRetry {
 			st.lane(in.Lane).Abandoned++
 		}
@@ -277,7 +288,7 @@ func (st *State) addEntry(r ledger.Record, e *Entry) error {
 		l.Leaf = e.ID
 		if e.Message.Role == llm.RoleAssistant {
 			st.lastAsst[l.Name] = e.ID
-			if e.Message.Usage != nil {
+			if e.Message.Usage != nil && !e.Forked {
 				st.Usage.Add(*e.Message.Usage)
 			}
 		}
