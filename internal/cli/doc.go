@@ -4,7 +4,6 @@
 // Entry point: [Main] returns the process exit code and writes only to the writers it is given,
 // so tests run the whole CLI in-process. A failed run never returns 0.
 //
-// The JSON event stream (--mode json) is a versioned wire schema of its own (wire.go), never a
-// serialization of internal types: its version is [WireVersion], and additions that older
-// readers can ignore do not bump it.
+// The JSON event stream (--mode json) and the RPC mode (--mode rpc, package rpc) write the
+// versioned event schema of package wire, never a serialization of internal types.
 package cli

@@ -66,6 +66,7 @@ through confined tools, until it is done or a budget is reached.
 
   rein -p "fix the failing test"      print mode: the final answer on stdout
   rein --mode json -p "..."           every event as a JSON line, a result record last
+  rein --mode rpc                     JSON commands on stdin, responses and events on stdout
   rein context -p "..."               what the next request would carry, without calling a model
   rein demo                           an offline end-to-end demo on the script model`,
 		Version:       version(),

@@ -2,13 +2,11 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -16,6 +14,7 @@ import (
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/system"
+	"github.com/reinhq/rein/internal/wire"
 )
 
 // runOptions are the flags of a run.
@@ -47,7 +46,7 @@ type runOptions struct {
 func (o *runOptions) register(c *cobra.Command) {
 	f := c.Flags()
 	f.BoolVarP(&o.print, "print", "p", false, "print mode: run the prompt (arguments or stdin) and print the final answer")
-	f.StringVar(&o.mode, "mode", "print", "output mode: print (final text) or json (one JSON event per line)")
+	f.StringVar(&o.mode, "mode", "print", "output mode: print (final text), json (one JSON event per line) or rpc (JSON commands on stdin, responses and events on stdout)")
 	f.StringVar(&o.provider, "provider", "", "model provider: anthropic, openai, openai-compat or script")
 	f.StringVar(&o.model, "model", "", "model id (see rein models); default: the provider's default")
 	f.StringVar(&o.baseURL, "base-url", "", "API base URL (required for openai-compat, e.g. http://localhost:11434/v1)")
@@ -69,8 +68,8 @@ func (o *runOptions) register(c *cobra.Command) {
 }
 
 func (o *runOptions) validate() error {
-	if o.mode != "print" && o.mode != "json" {
-		return fmt.Errorf("%w: --mode %q: want print or json", ErrUsage, o.mode)
+	if o.mode != "print" && o.mode != "json" && o.mode != "rpc" {
+		return fmt.Errorf("%w: --mode %q: want print, json or rpc", ErrUsage, o.mode)
 	}
 	if o.maxTurns < 0 {
 		return fmt.Errorf("%w: --max-turns must not be negative", ErrUsage)
@@ -161,9 +160,15 @@ func readPrompt(e *env, args []string, optional bool) (string, error) {
 }
 
 func runPrompt(e *env, o *runOptions, args []string) error {
+	if o.mode == "rpc" {
+		if err := o.validate(); err != nil {
+			return err
+		}
+		return runRPC(e, o, args)
+	}
 	var jsonOut *jsonWriter
 	if o.mode == "json" {
-		jsonOut = &jsonWriter{enc: json.NewEncoder(e.stdout)}
+		jsonOut = &jsonWriter{out: wire.NewWriter(e.stdout)}
 	}
 	err := o.validate()
 	var out *kernel.Outcome
@@ -303,27 +308,23 @@ func runSession(e *env, rt *system.Runtime, prompt string) (*kernel.Outcome, err
 
 // jsonWriter writes --mode json lines; events from parallel tools arrive serialized already.
 type jsonWriter struct {
-	mu      sync.Mutex
-	enc     *json.Encoder
+	out     *wire.Writer
+	conv    wire.Converter
 	session string
 }
 
 func (w *jsonWriter) event(ev kernel.Event) {
-	we, ok := toWire(ev)
-	if !ok {
-		return
+	if we, ok := w.conv.Convert(ev); ok {
+		_ = w.out.Write(we)
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	_ = w.enc.Encode(we)
 }
 
 func (w *jsonWriter) result(out *kernel.Outcome, rt *system.Runtime, err error) {
-	r := wireResult{V: WireVersion, Type: "result", Status: "completed", ExitCode: ExitCode(err)}
+	r := wire.Result{V: wire.Version, Type: wire.TypeResult, Status: "completed", ExitCode: ExitCode(err)}
 	if out != nil {
 		r.Status = string(out.Status)
 		r.Turns = out.Turns
-		r.Usage = toWireUsage(out.Usage)
+		r.Usage = wire.NewUsage(out.Usage)
 		if out.Final != nil {
 			r.Text = out.Final.Text()
 		}
@@ -336,12 +337,6 @@ func (w *jsonWriter) result(out *kernel.Outcome, rt *system.Runtime, err error) 
 	r.Session = w.session
 	if err != nil {
 		r.Error = err.Error()
-		var me *kernel.ModelError
-		if errors.As(err, &me) && r.Status == "" {
-			r.Status = string(kernel.StatusFailed)
-		}
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	_ = w.enc.Encode(r)
+	_ = w.out.Write(r)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/system"
+	"github.com/reinhq/rein/internal/wire"
 )
 
 func newSessionCmd(e *env) *cobra.Command {
@@ -253,12 +254,16 @@ func writeMarkdown(w io.Writer, st *session.State) error {
 	return nil
 }
 
-// exportEntry is one line of the JSON export (a wire type of its own, version 1).
+// exportVersion is the version of the JSON export, a format of its own whose messages are
+// wire messages.
+const exportVersion = 1
+
+// exportEntry is one line of the JSON export.
 type exportEntry struct {
-	ID      string       `json:"id"`
-	Parent  string       `json:"parentId,omitempty"`
-	Time    time.Time    `json:"ts"`
-	Message *wireMessage `json:"message"`
+	ID      string        `json:"id"`
+	Parent  string        `json:"parentId,omitempty"`
+	Time    time.Time     `json:"ts"`
+	Message *wire.Message `json:"message"`
 }
 
 type exportDoc struct {
@@ -267,16 +272,16 @@ type exportDoc struct {
 	Name     string        `json:"name,omitempty"`
 	Cwd      string        `json:"cwd,omitempty"`
 	Parent   string        `json:"parentSession,omitempty"`
-	Usage    wireUsage     `json:"usage"`
+	Usage    wire.Usage    `json:"usage"`
 	Messages []exportEntry `json:"messages"`
 }
 
 func writeJSON(w io.Writer, st *session.State) error {
-	doc := exportDoc{V: WireVersion, Session: st.Header.ID, Name: st.Name(), Cwd: st.Header.Bindings[session.BindCwd],
-		Parent: st.Header.Bindings[session.BindParent], Usage: toWireUsage(st.Usage), Messages: []exportEntry{}}
+	doc := exportDoc{V: exportVersion, Session: st.Header.ID, Name: st.Name(), Cwd: st.Header.Bindings[session.BindCwd],
+		Parent: st.Header.Bindings[session.BindParent], Usage: wire.NewUsage(st.Usage), Messages: []exportEntry{}}
 	for _, e := range st.Conversation() {
 		m := e.Message
-		doc.Messages = append(doc.Messages, exportEntry{ID: e.ID, Parent: e.Parent, Time: e.Time.UTC(), Message: toWireMessage(&m)})
+		doc.Messages = append(doc.Messages, exportEntry{ID: e.ID, Parent: e.Parent, Time: e.Time.UTC(), Message: wire.NewMessage(&m)})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

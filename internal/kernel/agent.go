@@ -33,6 +33,9 @@ type Config struct {
 	// ContextHooks may replace the message list of each model request, in order, just before
 	// it is sent. They change what the model reads, never what is recorded.
 	ContextHooks []ContextHook
+	// Inbox, if set, is polled at every turn boundary for queued steering and follow-up
+	// messages.
+	Inbox Inbox
 	// Observe receives every event; nil means nobody listens.
 	Observe func(Event)
 	// NewID returns a fresh unique id; nil means [NewID].
@@ -220,7 +223,10 @@ func (r *run) loop(prompt *llm.Message) error {
 		calls := msg.ToolCalls()
 		if len(calls) == 0 {
 			cfg.Observe(Event{Type: EventTurnEnd, Turn: turn, Message: msg})
-			return nil
+			if more, err := r.poll(turn, true); err != nil || !more {
+				return err
+			}
+			continue
 		}
 		results, err := r.toolBatch(turn, msg, calls)
 		if err != nil {
@@ -229,6 +235,9 @@ func (r *run) loop(prompt *llm.Message) error {
 		cfg.Observe(Event{Type: EventTurnEnd, Turn: turn, Message: msg, Results: results})
 		if err := r.ctx.Err(); err != nil {
 			return fmt.Errorf("%w after the tools of turn %d", ErrAborted, turn)
+		}
+		if _, err := r.poll(turn, false); err != nil {
+			return err
 		}
 	}
 }

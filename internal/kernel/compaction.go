@@ -68,7 +68,7 @@ func (r *run) compact(turn int, instructions string) error {
 		return err
 	}
 	r.context = append([]llm.Message{summary}, r.context[firstKept:]...)
-	cfg.Observe(Event{Type: EventCompaction, Turn: turn, Message: &summary})
+	cfg.Observe(Event{Type: EventCompaction, Turn: turn, Message: &summary, Compaction: info})
 	return nil
 }
 

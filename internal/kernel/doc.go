@@ -16,12 +16,27 @@
 //     call's error result, the tool never runs and no intent is recorded. Refusals are listed
 //     in [Outcome].Refused; one matching [ErrNeedsApproval] ends an otherwise completed run
 //     as [StatusBlocked] with a *[BlockedError].
+//   - Hooks (Config.Hooks, see package hooks) intercept a run at fixed points. before_tool runs
+//     after the gate: a block is the call's error result (listed in [Outcome].Refused); a
+//     rewrite is validated and put to the gate again, and the intent records the rewritten
+//     call. after_tool runs before the result is recorded (one call at a time), so what is
+//     recorded is what the model sees. Context and request hooks run before the model call's
+//     intent: one that fails leaves no open intent. A hook that refuses the prompt, asks to
+//     stop, or fails closed where that guards the run ends it as [StatusBlocked] with a
+//     *[HookError] (matching [ErrHookBlocked]); a stop asked during a tool batch takes effect
+//     once the batch is recorded. session_start runs once per Agent, session_end on [Agent.End].
+//     [Agent.Replay] runs no hooks.
 //   - A batch runs in parallel unless one of its tools is [tool.Spec.Sequential]. Preflight
 //     (lookup, validation, gate) and intents happen in source order; tool_end events arrive in
 //     completion order; results enter the context in source order.
 //   - Cancelling the context aborts the run: the model stream ends as aborted, running tools are
 //     cancelled (the shell tool kills its whole process group), calls not yet started get an
 //     "aborted" result, and [Run] returns an error matching [ErrAborted].
+//   - Messages queued in the [Inbox] (Config.Inbox) enter only at a turn boundary: steering
+//     messages after the turn's tool results (or instead of stopping), follow-ups only when the
+//     model stopped and no steering message waits. Each is recorded as a user entry first.
+//   - Every successful Recorder call is followed by a session_write event ([Write]), with the
+//     recorder's position when it is a [Positioner].
 //   - Observers (Config.Observe) see events synchronously on the loop's goroutine (tool events
 //     from a parallel batch are serialized); they cannot change execution.
 //

@@ -82,3 +82,10 @@ func (m *Memory) Records() []any {
 	defer m.mu.Unlock()
 	return append([]any(nil), m.records...)
 }
+
+// Head implements [Positioner]: the number of records so far.
+func (m *Memory) Head() (int64, string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return int64(len(m.records)), ""
+}

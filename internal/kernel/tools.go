@@ -224,6 +224,7 @@ func (r *run) intend(in Intent) error {
 	if err := r.cfg.Recorder.Intend(r.ctx, in); err != nil {
 		return &RecordError{Err: err}
 	}
+	r.written(Write{Kind: WriteIntent, Intent: in.ID, IntentKind: in.Kind})
 	return nil
 }
 
@@ -238,6 +239,11 @@ func (r *run) settle(s Settlement) error {
 	if err := r.cfg.Recorder.Settle(context.WithoutCancel(r.ctx), s); err != nil {
 		return &RecordError{Err: err}
 	}
+	w := Write{Kind: WriteSettlement, Intent: s.IntentID}
+	for _, e := range s.Entries {
+		w.Entries = append(w.Entries, e.ID)
+	}
+	r.written(w)
 	return nil
 }
 

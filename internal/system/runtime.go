@@ -46,6 +46,8 @@ type Options struct {
 	Getenv func(string) string
 	// Observe receives kernel events.
 	Observe func(kernel.Event)
+	// Inbox, if set, supplies messages queued during a run (RPC steer and follow_up).
+	Inbox kernel.Inbox
 	// Tracer, if not nil, traces the agent (its events, model requests and session writes).
 	// The caller owns it and shuts it down.
 	Tracer *telemetry.Tracer
@@ -225,6 +227,7 @@ func Build(o Options) (*Runtime, error) {
 		SessionID: sessionID,
 		Observe:   inst.Observe(o.Observe),
 		Now:       o.Now,
+		Inbox:     o.Inbox,
 		Compactor: &contextpack.Compactor{Model: model, ContextWindow: info.ContextWindow, KeepRecent: o.KeepRecent},
 	})
 	if err != nil {

@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/rpc"
+	"github.com/reinhq/rein/internal/system"
+)
+
+// runRPC serves the RPC protocol (package rpc) on stdin and stdout until stdin ends.
+func runRPC(e *env, o *runOptions, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("%w: --mode rpc takes its prompts on stdin as commands, not as arguments", ErrUsage)
+	}
+	home, err := system.Home(e.getenv)
+	if err != nil {
+		return err
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	return rpc.Serve(e.ctx, &rpcHost{e: e, o: o, home: home, dir: dir}, e.stdin, e.stdout, rpc.Options{Log: e.stderr})
+}
+
+// rpcHost opens the RPC server's runtimes through package system, from the command line's
+// options and what the client asked for.
+type rpcHost struct {
+	e         *env
+	o         *runOptions
+	home, dir string
+}
+
+func (h *rpcHost) Open(ctx context.Context, req rpc.OpenRequest) (*rpc.Runtime, error) {
+	o, e := h.o, h.e
+	opts := system.Options{
+		Provider: o.provider, Model: o.model, BaseURL: o.baseURL, APIKey: o.apiKey, Script: o.script,
+		Tools: o.toolList(), NoTools: o.noTools, MaxTurns: o.maxTurns, MaxCost: o.maxCost,
+		Dir: h.dir, Home: h.home, Getenv: e.getenv, Sandbox: o.sandbox,
+		Observe: req.Observe, Inbox: req.Inbox,
+		// stdin carries the protocol: nobody can be asked, so "ask" rules refuse.
+		Confirm: nil,
+	}
+	opts.Trust, _ = o.trust.choice() // checked by validate
+	opts.Retry = llm.DefaultRetryPolicy
+	opts.Retry.MaxAttempts = o.retries + 1
+	if req.Provider != "" && req.Provider != o.provider && !(req.Provider == llm.ProviderScript && o.script != "") {
+		// Another provider: the command line's endpoint, key and scenario were for the old one.
+		opts.BaseURL, opts.APIKey, opts.Script = "", "", ""
+	}
+	if req.Provider != "" || req.Model != "" {
+		opts.Provider, opts.Model = req.Provider, req.Model
+	}
+	switch req.Mode {
+	case rpc.OpenStart:
+		opts.Session = o.sessionChoice()
+	case rpc.OpenAgain:
+		opts.Session = system.SessionChoice{Mode: system.SessionNone}
+		if req.SessionDir != "" {
+			opts.Session = system.SessionChoice{Mode: system.SessionAt, Ref: req.SessionDir}
+		}
+	case rpc.OpenNew:
+		opts.Session = system.SessionChoice{Mode: system.SessionNew}
+		if o.noSession {
+			opts.Session.Mode = system.SessionNone
+		}
+	case rpc.OpenFork:
+		ref := req.SessionID
+		if req.Entry != "" {
+			ref += "@" + req.Entry
+		}
+		opts.Session = system.SessionChoice{Mode: system.SessionFork, Ref: ref}
+	}
+	rt, err := system.Build(opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range rt.System.Diagnostics {
+		fmt.Fprintf(e.stderr, "rein: context: %s\n", d)
+	}
+	if s := rt.Session; s != nil && rt.Resumed {
+		if rt.Opened != nil {
+			for _, w := range rt.Opened.Warnings {
+				fmt.Fprintf(e.stderr, "rein: session %s: %s\n", s.ID(), w)
+			}
+		}
+		acts, err := s.Recover(ctx, rt.Agent)
+		if err != nil {
+			rt.Close()
+			return nil, fmt.Errorf("recovering session %s: %w", s.ID(), err)
+		}
+		for _, a := range acts {
+			fmt.Fprintf(e.stderr, "rein: session %s was interrupted; recovered: %s\n", s.ID(), a)
+		}
+	}
+	return &rpc.Runtime{Agent: rt.Agent, Session: rt.Session, Model: rt.Model, Close: rt.Close}, nil
+}
