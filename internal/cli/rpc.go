@@ -8,6 +8,7 @@ import (
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/rpc"
 	"github.com/reinhq/rein/internal/system"
+	"github.com/reinhq/rein/internal/telemetry"
 )
 
 // runRPC serves the RPC protocol (package rpc) on stdin and stdout until stdin ends.
@@ -23,7 +24,12 @@ func runRPC(e *env, o *runOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	return rpc.Serve(e.ctx, &rpcHost{e: e, o: o, home: home, dir: dir}, e.stdin, e.stdout, rpc.Options{Log: e.stderr})
+	tracer, flush, err := startTracer(e, o.trace)
+	if err != nil {
+		return err
+	}
+	defer flush()
+	return rpc.Serve(e.ctx, &rpcHost{e: e, o: o, home: home, dir: dir, tracer: tracer}, e.stdin, e.stdout, rpc.Options{Log: e.stderr})
 }
 
 // rpcHost opens the RPC server's runtimes through package system, from the command line's
@@ -32,6 +38,7 @@ type rpcHost struct {
 	e         *env
 	o         *runOptions
 	home, dir string
+	tracer    *telemetry.Tracer
 }
 
 func (h *rpcHost) Open(ctx context.Context, req rpc.OpenRequest) (*rpc.Runtime, error) {
@@ -40,7 +47,7 @@ func (h *rpcHost) Open(ctx context.Context, req rpc.OpenRequest) (*rpc.Runtime, 
 		Provider: o.provider, Model: o.model, BaseURL: o.baseURL, APIKey: o.apiKey, Script: o.script,
 		Tools: o.toolList(), NoTools: o.noTools, MaxTurns: o.maxTurns, MaxCost: o.maxCost,
 		Dir: h.dir, Home: h.home, Getenv: e.getenv, Sandbox: o.sandbox,
-		Observe: req.Observe, Inbox: req.Inbox,
+		Observe: req.Observe, Inbox: req.Inbox, Tracer: h.tracer,
 		// stdin carries the protocol: nobody can be asked, so "ask" rules refuse.
 		Confirm: nil,
 	}
