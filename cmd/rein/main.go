@@ -3,16 +3,30 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/reinhq/rein/internal/cli"
 )
 
-func main() {
+func main() { os.Exit(run()) }
+
+func run() int {
+	// REIN_CPUPROFILE=FILE writes a CPU profile of the whole process (for `go tool pprof`);
+	// a development aid, see the README's Benchmarks section.
+	if path := os.Getenv("REIN_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			if err := pprof.StartCPUProfile(f); err == nil {
+				defer func() { pprof.StopCPUProfile(); f.Close() }()
+			}
+		} else {
+			fmt.Fprintln(os.Stderr, "rein: REIN_CPUPROFILE:", err)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	defer stop()
+	return cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }

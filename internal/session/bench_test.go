@@ -79,6 +79,9 @@ func BenchmarkTurnMemory(b *testing.B) {
 // the context a resumed run sends.
 func BenchmarkResume10kTurns(b *testing.B) {
 	turns := resumeTurns
+	if testing.Short() && os.Getenv("REIN_BENCH_TURNS") == "" {
+		turns = 200 // CI runs every benchmark once with -short: building 10,000 fsynced turns takes minutes
+	}
 	dir := filepath.Join(b.TempDir(), "big")
 	s, err := session.Create(dir, session.Meta{ID: "big"}, session.Options{})
 	if err != nil {

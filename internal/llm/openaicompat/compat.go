@@ -7,6 +7,7 @@ import (
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/openaicompat/oaisdk"
@@ -60,8 +61,9 @@ type Config struct {
 
 // Model streams Chat Completions. It implements [llm.Model].
 type Model struct {
-	cfg Config
-	svc sdk.ChatCompletionService
+	cfg     Config
+	svc     sdk.ChatCompletionService
+	schemas schemaCache
 }
 
 var _ llm.Model = (*Model)(nil)
@@ -99,14 +101,15 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, emit func(llm.Even
 	a := oaisdk.NewAssembler(msg, emit)
 	defer oaisdk.Guard(a, &out, m.cfg.APIKey)
 
-	params, perr := buildParams(&m.cfg, req)
+	body, perr := encodeBody(&m.cfg, req, &m.schemas)
 	if perr != nil {
 		return a.Fail(perr)
 	}
 	if ctx.Err() != nil {
 		return a.Fail(llm.TransportError(ctx, ctx.Err()))
 	}
-	stream := m.svc.NewStreaming(ctx, params)
+	// The body replaces the (empty) parameters; the SDK still sets "stream": true on it.
+	stream := m.svc.NewStreaming(ctx, sdk.ChatCompletionNewParams{}, option.WithRequestBody("application/json", body))
 	defer stream.Close()
 	s := newChatStream(a, m.cfg.Pricing)
 	for stream.Next() {

@@ -2,7 +2,10 @@
 // OpenAI's /chat/completions wire: ollama, vLLM, llama.cpp server, LM Studio, and OpenAI itself
 // (package openai uses this package, in OpenAI's dialect, for its chat API). It is built on the
 // official openai-go SDK with the environment ignored and SDK retries off (see
-// [oaisdk.Options]); retrying is [llm.Retry]'s job.
+// [oaisdk.Options]); retrying is [llm.Retry]'s job. The request body is encoded by the adapter
+// itself, not through the SDK's parameter types, whose reflection cost grew with every turn of a
+// long session (a test checks both encodings agree); a finished stream's body is read to its
+// end so that the connection is reused.
 //
 // Contract, beyond the one of package llm:
 //

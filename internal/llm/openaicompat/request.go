@@ -1,51 +1,135 @@
 package openaicompat
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
-
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/shared"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/openaicompat/oaisdk"
 )
 
-// buildParams maps a request onto Chat Completions parameters. The SDK adds "stream": true.
-func buildParams(cfg *Config, req *llm.Request) (sdk.ChatCompletionNewParams, *llm.Error) {
-	p := sdk.ChatCompletionNewParams{
-		Model:         shared.ChatModel(cfg.Model),
-		Messages:      messages(req.System, req.Messages),
-		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)},
-	}
-	tools, err := oaisdk.ToolSchemas(req.Tools)
-	if err != nil {
-		return p, err
-	}
-	for i, t := range req.Tools {
-		def := shared.FunctionDefinitionParam{Name: t.Name, Parameters: tools[i]}
-		if t.Description != "" {
-			def.Description = param.NewOpt(t.Description)
+// encodeBody encodes a request as a Chat Completions body, "stream": true included.
+//
+// The body is written directly rather than through the SDK's parameter types: their
+// reflection-based encoder cost milliseconds per request on long sessions, which every turn
+// paid again for the whole history. The wire is the same (a test compares the two encodings).
+// Tool schemas are sent as given, compacted; a schema that is not a JSON object is an
+// llm.KindInvalid error naming the tool.
+func encodeBody(cfg *Config, req *llm.Request, schemas *schemaCache) ([]byte, *llm.Error) {
+	b := make([]byte, 0, 4096+estimateSize(req))
+	b = append(b, `{"stream":true,"model":`...)
+	b = appendString(b, cfg.Model)
+	b = append(b, `,"messages":`...)
+	b = appendMessages(b, req.System, req.Messages)
+	b = append(b, `,"stream_options":{"include_usage":true}`...)
+	if len(req.Tools) > 0 {
+		b = append(b, `,"tools":[`...)
+		for i, t := range req.Tools {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"type":"function","function":{"name":`...)
+			b = appendString(b, t.Name)
+			if t.Description != "" {
+				b = append(b, `,"description":`...)
+				b = appendString(b, t.Description)
+			}
+			b = append(b, `,"parameters":`...)
+			var err *llm.Error
+			if b, err = schemas.append(b, t); err != nil {
+				return nil, err
+			}
+			if cfg.Compat.StrictField {
+				b = append(b, `,"strict":false`...)
+			}
+			b = append(b, "}}"...)
 		}
-		if cfg.Compat.StrictField {
-			def.Strict = param.NewOpt(false)
-		}
-		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(def))
+		b = append(b, ']')
 	}
 	if n := maxTokens(req, cfg.MaxTokens); n > 0 {
-		if cfg.Compat.MaxTokensField == FieldMaxCompletionTokens {
-			p.MaxCompletionTokens = param.NewOpt(int64(n))
-		} else {
-			p.MaxTokens = param.NewOpt(int64(n))
-		}
+		b = append(b, ',')
+		b = appendString(b, cfg.Compat.MaxTokensField)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(n), 10)
 	}
 	if cfg.Compat.ReasoningEffort && req.Thinking != "" && req.Thinking != llm.ThinkingOff {
-		p.ReasoningEffort = shared.ReasoningEffort(req.Thinking)
+		b = append(b, `,"reasoning_effort":`...)
+		b = appendString(b, string(req.Thinking))
 	}
 	if cfg.Compat.PromptCacheKey && req.SessionID != "" {
-		p.PromptCacheKey = param.NewOpt(req.SessionID)
+		b = append(b, `,"prompt_cache_key":`...)
+		b = appendString(b, req.SessionID)
 	}
-	return p, nil
+	return append(b, '}'), nil
+}
+
+// estimateSize guesses the body's size, to allocate it once.
+func estimateSize(req *llm.Request) int {
+	n := len(req.System)
+	for i := range req.Messages {
+		for _, p := range req.Messages[i].Content {
+			n += 64 + len(p.Text) + len(p.Data)*4/3
+			if p.Call != nil {
+				n += len(p.Call.Arguments)
+			}
+		}
+	}
+	for _, t := range req.Tools {
+		n += 64 + len(t.Description) + len(t.Schema)
+	}
+	return n + n/16
+}
+
+// schemaCache keeps the compacted schema of each tool, which every request of a run sends
+// again. A nil cache compacts every time.
+type schemaCache struct {
+	mu sync.Mutex
+	m  map[string]compactSchema // by tool name
+}
+
+type compactSchema struct{ raw, compact []byte }
+
+// append appends a tool's parameters: its schema compacted, or an empty object schema.
+func (c *schemaCache) append(b []byte, t llm.ToolSpec) ([]byte, *llm.Error) {
+	if c == nil {
+		return appendSchema(b, t)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[t.Name]; ok && bytes.Equal(e.raw, t.Schema) {
+		return append(b, e.compact...), nil
+	}
+	start := len(b)
+	b, err := appendSchema(b, t)
+	if err != nil {
+		return nil, err
+	}
+	if c.m == nil {
+		c.m = map[string]compactSchema{}
+	}
+	c.m[t.Name] = compactSchema{raw: bytes.Clone(t.Schema), compact: bytes.Clone(b[start:])}
+	return b, nil
+}
+
+// appendSchema appends a tool's parameters: its schema compacted, or an empty object schema.
+func appendSchema(b []byte, t llm.ToolSpec) ([]byte, *llm.Error) {
+	s := bytes.TrimSpace(t.Schema)
+	if len(s) == 0 {
+		return append(b, `{"type":"object","properties":{}}`...), nil
+	}
+	if s[0] != '{' || !json.Valid(s) {
+		return nil, &llm.Error{Kind: llm.KindInvalid, Message: fmt.Sprintf("tool %q: the schema is not a JSON object", t.Name)}
+	}
+	buf := bytes.NewBuffer(b)
+	if err := json.Compact(buf, s); err != nil {
+		return nil, &llm.Error{Kind: llm.KindInvalid, Message: fmt.Sprintf("tool %q: the schema is not a JSON object", t.Name)}
+	}
+	return buf.Bytes(), nil
 }
 
 func maxTokens(req *llm.Request, fallback int) int {
@@ -55,38 +139,77 @@ func maxTokens(req *llm.Request, fallback int) int {
 	return fallback
 }
 
-// messages maps the healed history onto chat messages: the system prompt as role "system",
-// user text and images, assistant text and tool calls (thinking is not sent back: the chat
-// wire has no field for it), and tool results as role "tool". Images in tool results, which
-// role "tool" cannot carry, follow the run of tool results as one user message.
-func messages(system string, history []llm.Message) []sdk.ChatCompletionMessageParamUnion {
-	var out []sdk.ChatCompletionMessageParamUnion
+// appendMessages appends the healed history as chat messages: the system prompt as role
+// "system", user text and images, assistant text and tool calls (thinking is not sent back: the
+// chat wire has no field for it), and tool results as role "tool". Images in tool results,
+// which role "tool" cannot carry, follow the run of tool results as one user message.
+func appendMessages(b []byte, system string, history []llm.Message) []byte {
+	b = append(b, '[')
+	first := true
+	sep := func() {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+	}
 	if system != "" {
-		out = append(out, sdk.SystemMessage(system))
+		sep()
+		b = append(b, `{"role":"system","content":`...)
+		b = appendString(b, system)
+		b = append(b, '}')
 	}
 	var images []llm.Part
 	flush := func() {
 		if len(images) == 0 {
 			return
 		}
-		parts := []sdk.ChatCompletionContentPartUnionParam{sdk.TextContentPart("Images from the tool results above:")}
+		sep()
+		b = append(b, `{"role":"user","content":[{"type":"text","text":"Images from the tool results above:"}`...)
 		for _, p := range images {
-			parts = append(parts, imagePart(p))
+			b = append(b, ',')
+			b = appendImage(b, p)
 		}
-		out = append(out, sdk.UserMessage(parts))
+		b = append(b, "]}"...)
 		images = nil
 	}
-	for _, m := range llm.Heal(history) {
+	healed := llm.Heal(history)
+	for i := range healed {
+		m := &healed[i]
 		if m.Role != llm.RoleTool {
 			flush()
 		}
 		switch m.Role {
 		case llm.RoleUser:
-			out = append(out, userMessage(m.Content))
+			sep()
+			b = appendUser(b, m.Content)
 		case llm.RoleAssistant:
-			if am, ok := assistantMessage(&m); ok {
-				out = append(out, am)
+			text, calls := m.Text(), m.ToolCalls()
+			if text == "" && len(calls) == 0 {
+				continue // nothing of it can be sent
 			}
+			sep()
+			b = append(b, `{"role":"assistant"`...)
+			if text != "" {
+				b = append(b, `,"content":`...)
+				b = appendString(b, text)
+			}
+			if len(calls) > 0 {
+				b = append(b, `,"tool_calls":[`...)
+				for j, c := range calls {
+					if j > 0 {
+						b = append(b, ',')
+					}
+					b = append(b, `{"id":`...)
+					b = appendString(b, c.ID)
+					b = append(b, `,"type":"function","function":{"name":`...)
+					b = appendString(b, c.Name)
+					b = append(b, `,"arguments":`...)
+					b = appendString(b, oaisdk.HistoryArguments(c.Arguments))
+					b = append(b, "}}"...)
+				}
+				b = append(b, ']')
+			}
+			b = append(b, '}')
 		case llm.RoleTool:
 			text, imgs := splitImages(m.Content)
 			if text == "" {
@@ -95,12 +218,17 @@ func messages(system string, history []llm.Message) []sdk.ChatCompletionMessageP
 					text = "(image attached below)"
 				}
 			}
-			out = append(out, sdk.ToolMessage(text, m.ToolCallID))
+			sep()
+			b = append(b, `{"role":"tool","content":`...)
+			b = appendString(b, text)
+			b = append(b, `,"tool_call_id":`...)
+			b = appendString(b, m.ToolCallID)
+			b = append(b, '}')
 			images = append(images, imgs...)
 		}
 	}
 	flush()
-	return out
+	return append(b, ']')
 }
 
 // splitImages returns the text parts joined by newlines and the image parts.
@@ -115,46 +243,96 @@ func splitImages(parts []llm.Part) (string, []llm.Part) {
 			images = append(images, p)
 		}
 	}
+	if len(texts) == 1 {
+		return texts[0], images
+	}
 	return strings.Join(texts, "\n"), images
 }
 
-func userMessage(parts []llm.Part) sdk.ChatCompletionMessageParamUnion {
+func appendUser(b []byte, parts []llm.Part) []byte {
 	text, images := splitImages(parts)
+	b = append(b, `{"role":"user","content":`...)
 	if len(images) == 0 {
-		return sdk.UserMessage(text)
+		b = appendString(b, text)
+		return append(b, '}')
 	}
-	var content []sdk.ChatCompletionContentPartUnionParam
+	b = append(b, '[')
+	n := 0
 	for _, p := range parts {
 		switch p.Type {
 		case llm.PartText:
-			content = append(content, sdk.TextContentPart(p.Text))
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"type":"text","text":`...)
+			b = appendString(b, p.Text)
+			b = append(b, '}')
+			n++
 		case llm.PartImage:
-			content = append(content, imagePart(p))
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = appendImage(b, p)
+			n++
 		}
 	}
-	return sdk.UserMessage(content)
+	return append(b, "]}"...)
 }
 
-func imagePart(p llm.Part) sdk.ChatCompletionContentPartUnionParam {
-	return sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: oaisdk.DataURL(p)})
+func appendImage(b []byte, p llm.Part) []byte {
+	b = append(b, `{"type":"image_url","image_url":{"url":`...)
+	b = appendString(b, oaisdk.DataURL(p))
+	return append(b, "}}"...)
 }
 
-// assistantMessage maps an assistant message; ok is false when nothing of it can be sent.
-func assistantMessage(m *llm.Message) (sdk.ChatCompletionMessageParamUnion, bool) {
-	var am sdk.ChatCompletionAssistantMessageParam
-	if text := m.Text(); text != "" {
-		am.Content.OfString = param.NewOpt(text)
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, as encoding/json
+// does; only what JSON requires is escaped, plus U+2028 and U+2029.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
 	}
-	for _, c := range m.ToolCalls() {
-		am.ToolCalls = append(am.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
-			OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
-				ID:       c.ID,
-				Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: oaisdk.HistoryArguments(c.Arguments)},
-			},
-		})
-	}
-	if !am.Content.OfString.Valid() && len(am.ToolCalls) == 0 {
-		return sdk.ChatCompletionMessageParamUnion{}, false
-	}
-	return sdk.ChatCompletionMessageParamUnion{OfAssistant: &am}, true
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }

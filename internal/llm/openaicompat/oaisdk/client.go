@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/openai/openai-go/v3/option"
 )
@@ -69,8 +70,12 @@ func (e *HTTPError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.Status,
 // are instead of decoding (and possibly failing on) the body.
 func statusMiddleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 	res, err := next(req)
-	if err != nil || res.StatusCode < 400 {
+	if err != nil {
 		return res, err
+	}
+	if res.StatusCode < 400 {
+		res.Body = drainBody{res.Body}
+		return res, nil
 	}
 	body, rerr := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
 	_ = res.Body.Close()
@@ -78,6 +83,26 @@ func statusMiddleware(req *http.Request, next option.MiddlewareNext) (*http.Resp
 		return nil, rerr
 	}
 	return nil, &HTTPError{Status: res.StatusCode, Header: res.Header, Body: string(body)}
+}
+
+// Bounds of drainBody.Close.
+const (
+	drainLimit = 16 << 10
+	drainWait  = 20 * time.Millisecond
+)
+
+// drainBody lets the connection of a finished stream be reused. The SDK stops reading at the
+// "[DONE]" event and closes the body before its end (the chunked terminator follows), which
+// makes net/http drop the connection: the next request then dials again (and, for a real API,
+// shakes hands again). Close reads what is left first, at most drainLimit bytes for at most
+// drainWait (a stream closed early, on an error, is not read to its end).
+type drainBody struct{ io.ReadCloser }
+
+func (b drainBody) Close() error {
+	t := time.AfterFunc(drainWait, func() { _ = b.ReadCloser.Close() })
+	_, _ = io.CopyN(io.Discard, b.ReadCloser, drainLimit)
+	t.Stop()
+	return b.ReadCloser.Close()
 }
 
 // redact removes key from s.

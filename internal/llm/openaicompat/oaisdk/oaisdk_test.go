@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/reinhq/rein/internal/llm"
@@ -183,5 +187,49 @@ func TestOptions(t *testing.T) {
 	}
 	if _, err := Options("http://localhost:8080/v1", "", nil); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestStreamConnectionReused checks that consecutive streams use one connection: the SDK
+// closes a body it stopped reading at "[DONE]", and drainBody reads the rest so net/http keeps
+// the connection.
+func TestStreamConnectionReused(t *testing.T) {
+	var mu sync.Mutex
+	conns := 0
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n")
+		w.(http.Flusher).Flush()
+		io.WriteString(w, "data: [DONE]\n\n")
+		w.(http.Flusher).Flush()
+		time.Sleep(2 * time.Millisecond) // the chunked terminator comes a little later
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			conns++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	opts, err := Options(srv.URL, "", &http.Client{Transport: &http.Transport{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := sdk.NewChatCompletionService(opts...)
+	for range 5 {
+		st := svc.NewStreaming(context.Background(), sdk.ChatCompletionNewParams{Model: "m"})
+		for st.Next() {
+		}
+		if err := st.Err(); err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if conns != 1 {
+		t.Errorf("5 streams used %d connections, want 1", conns)
 	}
 }

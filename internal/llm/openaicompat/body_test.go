@@ -1,0 +1,127 @@
+package openaicompat
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/llm/llmtest"
+)
+
+// bodyRequests are requests covering every branch of the message mapping.
+func bodyRequests() map[string]*llm.Request {
+	img := llm.Part{Type: llm.PartImage, MIMEType: "image/png", Data: []byte{0x89, 'P', 'N', 'G', 0, 1, 2}}
+	call := &llm.ToolCall{ID: "c1", Name: "read", Arguments: `{"path": "a.txt"}`}
+	bad := &llm.ToolCall{ID: "c2", Name: "bash", Arguments: `{"command": "ec`}
+	odd := "quote \" backslash \\ nl \n cr \r tab \t nul \x00 esc \x1b del \x7f <html> & é 漢字 🙂 \u2028 \u2029 bad \xff\xfe end"
+	history := []llm.Message{
+		llm.UserText("hello " + odd),
+		{Role: llm.RoleUser, Content: []llm.Part{llm.Text("look:"), img, llm.Text("")}},
+		{Role: llm.RoleAssistant, Content: []llm.Part{llm.Thinking("hmm"), llm.Text("I will read."), {Type: llm.PartToolCall, Call: call},
+			{Type: llm.PartToolCall, Call: bad}}, StopReason: llm.StopToolUse},
+		llm.ToolResultText(call, "contents "+odd, false),
+		{Role: llm.RoleTool, ToolCallID: "c2", ToolName: "bash", Content: []llm.Part{img}},
+		{Role: llm.RoleTool, ToolCallID: "c3", ToolName: "bash"},
+		{Role: llm.RoleAssistant, Content: []llm.Part{llm.Text("failed")}, StopReason: llm.StopError},
+		{Role: llm.RoleAssistant, Content: []llm.Part{llm.Thinking("only thinking")}, StopReason: llm.StopEnd},
+		{Role: llm.RoleAssistant, Content: []llm.Part{{Type: llm.PartToolCall, Call: &llm.ToolCall{ID: "c4", Name: "ls", Arguments: "{}"}}}, StopReason: llm.StopToolUse},
+		{Role: llm.RoleTool, ToolCallID: "c4", ToolName: "ls"},
+		llm.UserText("next"),
+	}
+	tools := []llm.ToolSpec{
+		{Name: "read", Description: "Reads.", Schema: json.RawMessage(` {"type": "object", "properties": {"path": {"type": "string", "description": "a <path>"}}, "required": ["path"]} `)},
+		{Name: "noargs"},
+	}
+	return map[string]*llm.Request{
+		"llmtest":      llmtest.Request(),
+		"rich":         {System: "system " + odd, Messages: history, Tools: tools, MaxTokens: 123, Thinking: llm.ThinkingHigh, SessionID: "s-1"},
+		"bare":         {Messages: []llm.Message{llm.UserText("")}},
+		"thinking off": {Messages: history[:1], Thinking: llm.ThinkingOff},
+	}
+}
+
+// TestEncodeBodyMatchesSDK checks that the body rein writes is, as JSON, the body the SDK's
+// parameter types encode, in both dialects.
+func TestEncodeBodyMatchesSDK(t *testing.T) {
+	for _, compat := range []Compat{{MaxTokensField: FieldMaxTokens}, OpenAI()} {
+		cfg := &Config{Model: "m-1", BaseURL: "http://x", Compat: compat, MaxTokens: 77}
+		for name, req := range bodyRequests() {
+			got, err := encodeBody(cfg, req, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			var cache schemaCache
+			for range 2 { // the second time from the cache
+				cached, err := encodeBody(cfg, req, &cache)
+				if err != nil || string(cached) != string(got) {
+					t.Fatalf("%s: with a schema cache: %v\n%s\nwant %s", name, err, cached, got)
+				}
+			}
+			p, err := sdkParams(cfg, req)
+			if err != nil {
+				t.Fatalf("%s: sdk: %v", name, err)
+			}
+			want, merr := json.Marshal(p)
+			if merr != nil {
+				t.Fatal(merr)
+			}
+			var g, w map[string]any
+			if err := json.Unmarshal(got, &g); err != nil {
+				t.Fatalf("%s: invalid JSON: %v\n%s", name, err, got)
+			}
+			if err := json.Unmarshal(want, &w); err != nil {
+				t.Fatal(err)
+			}
+			w["stream"] = true // added by NewStreaming
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("%s (%+v):\n got %s\nwant %s", name, compat, got, want)
+			}
+		}
+	}
+}
+
+func TestEncodeBodyRejectsBadSchema(t *testing.T) {
+	for _, schema := range []string{`[1]`, `{"type":`, `"x"`} {
+		req := &llm.Request{Messages: []llm.Message{llm.UserText("x")}, Tools: []llm.ToolSpec{{Name: "t", Schema: json.RawMessage(schema)}}}
+		if _, err := encodeBody(&Config{Model: "m"}, req, &schemaCache{}); err == nil || err.Kind != llm.KindInvalid || !strings.Contains(err.Message, `"t"`) {
+			t.Errorf("schema %s: %v", schema, err)
+		}
+	}
+}
+
+func TestAppendStringMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{"", "plain", "a\"b\\c\n\r\t\x00\x01\x1f\x7f", "é漢🙂", "\u2028\u2029", "\xff", "a\xc3", "<>&"} {
+		var back string
+		if err := json.Unmarshal(appendString(nil, s), &back); err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		want, _ := json.Marshal(s)
+		var wantBack string
+		json.Unmarshal(want, &wantBack)
+		if back != wantBack {
+			t.Errorf("%q decodes to %q, want %q", s, back, wantBack)
+		}
+	}
+}
+
+// BenchmarkEncodeBody encodes the request of turn 500 of a read loop (≈ 250 KB).
+func BenchmarkEncodeBody(b *testing.B) {
+	req := &llm.Request{System: strings.Repeat("system prompt ", 70), Tools: bodyRequests()["rich"].Tools,
+		Messages: []llm.Message{llm.UserText("loop")}}
+	for i := range 500 {
+		call := &llm.ToolCall{ID: "call_" + strings.Repeat("x", 20), Name: "read", Arguments: `{"path":"data/file-` + string(rune('0'+i%10)) + `.txt"}`}
+		req.Messages = append(req.Messages,
+			llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{{Type: llm.PartToolCall, Call: call}}, StopReason: llm.StopToolUse},
+			llm.ToolResultText(call, strings.Repeat("package data\n\n// Lorem ipsum dolor sit amet.\n", 8), false))
+	}
+	cfg := &Config{Model: "m", Compat: Compat{MaxTokensField: FieldMaxTokens}}
+	var cache schemaCache
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := encodeBody(cfg, req, &cache); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
