@@ -59,7 +59,7 @@ func runCompact(e *env, o *runOptions, keep int, instructions string) error {
 	rt, err := system.Build(system.Options{
 		Provider: o.provider, Model: o.model, BaseURL: o.baseURL, APIKey: o.apiKey, Script: o.script,
 		Dir: dir, Home: home, Getenv: e.getenv, Session: o.sessionChoice(), Retry: llm.DefaultRetryPolicy,
-		KeepRecent: keep, Confirm: terminalConfirm(e),
+		KeepRecent: keep, Confirm: terminalConfirm(e), Notice: notice(e),
 	})
 	if err != nil {
 		return err

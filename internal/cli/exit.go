@@ -42,7 +42,8 @@ var exitTable = []struct {
 	{func(err error) bool { return errors.Is(err, kernel.ErrAborted) || errors.Is(err, context.Canceled) }, ExitInterrupted},
 	{func(err error) bool { _, ok := errors.AsType[*kernel.BudgetError](err); return ok }, ExitBudget},
 	{func(err error) bool {
-		return errors.Is(err, ErrBlocked) || errors.Is(err, kernel.ErrNeedsApproval) || errors.Is(err, system.ErrTrustRequired)
+		return errors.Is(err, ErrBlocked) || errors.Is(err, kernel.ErrNeedsApproval) || errors.Is(err, kernel.ErrHookBlocked) ||
+			errors.Is(err, system.ErrTrustRequired)
 	}, ExitBlocked},
 	{func(err error) bool {
 		for _, s := range []error{ledger.ErrCorrupt, ledger.ErrLocked, ledger.ErrRollback, ledger.ErrIncomplete,

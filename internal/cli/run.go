@@ -218,7 +218,7 @@ func runAgent(e *env, o *runOptions, prompt string, jsonOut *jsonWriter) (*syste
 		Provider: o.provider, Model: o.model, BaseURL: o.baseURL, APIKey: o.apiKey, Script: o.script,
 		Tools: o.toolList(), NoTools: o.noTools, MaxTurns: o.maxTurns, MaxCost: o.maxCost,
 		Dir: dir, Home: home, Getenv: e.getenv, Session: o.sessionChoice(), Sandbox: o.sandbox,
-		Confirm: terminalConfirm(e),
+		Confirm: terminalConfirm(e), Notice: notice(e),
 	}
 	opts.Trust, _ = o.trust.choice() // checked by validate
 	opts.Retry = llm.DefaultRetryPolicy

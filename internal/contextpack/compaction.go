@@ -291,6 +291,13 @@ func (c *Compactor) Needed(msgs []llm.Message) bool {
 	return c.ContextWindow > 0 && ContextTokens(msgs) > c.ContextWindow-c.reserve()
 }
 
+// Cut returns the index of the first message a compaction of msgs would keep verbatim (0 when
+// there is nothing to compact). It implements kernel.Cutter.
+func (c *Compactor) Cut(msgs []llm.Message) int {
+	cut, _ := CutPoint(msgs, c.keep())
+	return cut
+}
+
 // Compact summarizes the older part of msgs (see [Compact]) and returns the summary message,
 // the index of the first message kept, the tokens before and the summarization usage. It
 // implements kernel.Compactor.

@@ -33,6 +33,8 @@ type Config struct {
 	// ContextHooks may replace the message list of each model request, in order, just before
 	// it is sent. They change what the model reads, never what is recorded.
 	ContextHooks []ContextHook
+	// Hooks, if set, intercepts the run at the points of package hooks (see [Hooks]).
+	Hooks Hooks
 	// Inbox, if set, is polled at every turn boundary for queued steering and follow-up
 	// messages.
 	Inbox Inbox
@@ -52,8 +54,9 @@ const (
 	StatusFailed    Status = "failed"  // the model failed or recording failed
 	StatusBudget    Status = "budget"  // a budget was reached
 	StatusAborted   Status = "aborted" // the context was cancelled
-	// StatusBlocked: the model finished, but the Gate refused calls that needed an approval
-	// nobody could give (see ErrNeedsApproval); the work may be incomplete.
+	// StatusBlocked: the model finished, but the Gate (or a hook) refused calls that needed an
+	// approval nobody could give (see ErrNeedsApproval); or a hook ended the run (see
+	// ErrHookBlocked). The work may be incomplete.
 	StatusBlocked Status = "blocked"
 )
 
@@ -66,17 +69,18 @@ type Outcome struct {
 	Messages []llm.Message
 	// Final is the last assistant message, if any.
 	Final *llm.Message
-	// Refused lists the tool calls the Gate refused, in order.
+	// Refused lists the tool calls the Gate or a before_tool hook refused, in order.
 	Refused []Refusal
 	// Err is nil for a completed run; otherwise it matches ErrAborted, *BudgetError,
-	// *ModelError, *RecordError or (StatusBlocked) *BlockedError.
+	// *ModelError, *RecordError or (StatusBlocked) *BlockedError or *HookError.
 	Err error
 }
 
 // Agent runs the loop with a fixed configuration. It is safe to call Run from one goroutine at
 // a time.
 type Agent struct {
-	cfg Config
+	cfg       Config
+	hookState agentHooks
 }
 
 // New checks cfg and returns an Agent.
@@ -109,6 +113,7 @@ type run struct {
 	out     *Outcome
 	// overflowRetried is set once a context overflow was answered by compacting.
 	overflowRetried bool
+	hk              runHooks
 }
 
 // Run adds prompt to history and loops until the model stops, a budget is reached, the
@@ -147,7 +152,7 @@ func (r *run) finish(err error) {
 	switch {
 	case err == nil:
 		r.out.Status = StatusCompleted
-	case errors.Is(err, ErrNeedsApproval):
+	case errors.Is(err, ErrNeedsApproval) || errors.Is(err, ErrHookBlocked):
 		r.out.Status = StatusBlocked
 	case errors.Is(err, ErrAborted):
 		r.out.Status = StatusAborted
@@ -161,6 +166,10 @@ func (r *run) finish(err error) {
 func (r *run) loop(prompt *llm.Message) error {
 	cfg := &r.cfg
 	cfg.Observe(Event{Type: EventAgentStart})
+	prompt, err := r.beforeAgentStart(prompt)
+	if err != nil {
+		return err
+	}
 	if prompt != nil {
 		p := *prompt
 		if p.Time == 0 {
@@ -223,7 +232,14 @@ func (r *run) loop(prompt *llm.Message) error {
 		calls := msg.ToolCalls()
 		if len(calls) == 0 {
 			cfg.Observe(Event{Type: EventTurnEnd, Turn: turn, Message: msg})
-			if more, err := r.poll(turn, true); err != nil || !more {
+			if err := r.turnEnd(turn, msg, nil); err != nil {
+				return err
+			}
+			more, err := r.poll(turn, true)
+			if err == nil && !more {
+				more, err = r.stopHooks(turn, msg)
+			}
+			if err != nil || !more {
 				return err
 			}
 			continue
@@ -233,6 +249,9 @@ func (r *run) loop(prompt *llm.Message) error {
 			return err
 		}
 		cfg.Observe(Event{Type: EventTurnEnd, Turn: turn, Message: msg, Results: results})
+		if err := r.turnEnd(turn, msg, results); err != nil {
+			return err
+		}
 		if err := r.ctx.Err(); err != nil {
 			return fmt.Errorf("%w after the tools of turn %d", ErrAborted, turn)
 		}
@@ -256,25 +275,16 @@ func (r *run) checkBudget() error {
 // modelCall records the intent, streams one assistant message and records its settlement.
 func (r *run) modelCall(turn int) (*llm.Message, error) {
 	cfg := &r.cfg
+	// The request is built (context and request hooks) before the intent: a hook that fails
+	// leaves no open intent behind.
+	req, err := r.request(turn)
+	if err != nil {
+		return nil, err
+	}
 	msgID := cfg.NewID()
 	intent := Intent{ID: cfg.NewID(), Kind: IntentModelCall, Turn: turn, Reserved: []string{msgID}}
 	if err := r.intend(intent); err != nil {
 		return nil, err
-	}
-	msgs := r.context
-	for _, h := range cfg.ContextHooks {
-		var err error
-		if msgs, err = h.Context(r.ctx, msgs); err != nil {
-			return nil, fmt.Errorf("context hook: %w", err)
-		}
-	}
-	req := &llm.Request{
-		System:    cfg.System,
-		Messages:  msgs,
-		Tools:     specs(cfg.Tools),
-		MaxTokens: cfg.MaxTokens,
-		Thinking:  cfg.Thinking,
-		SessionID: cfg.SessionID,
 	}
 	started := false
 	msg := cfg.Model.Stream(r.ctx, req, func(ev llm.Event) {

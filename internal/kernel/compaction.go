@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/reinhq/rein/internal/hooks"
 	"github.com/reinhq/rein/internal/llm"
 )
 
@@ -30,10 +31,9 @@ type Compactor interface {
 }
 
 // ContextHook may replace the message list sent to the model (not the recorded conversation).
-// It must not modify msgs in place.
-type ContextHook interface {
-	Context(ctx context.Context, msgs []llm.Message) ([]llm.Message, error)
-}
+// It must not modify msgs in place. It is package hooks' interface, so one implementation also
+// registers as a context hook of a hooks.Registry.
+type ContextHook = hooks.ContextHook
 
 // ErrCompactionFailed wraps a compaction that could not be done; the context is unchanged.
 var ErrCompactionFailed = errors.New("compaction failed")
@@ -46,13 +46,26 @@ const EventCompaction EventType = "compaction"
 // with no entry and leaves the context as it was.
 func (r *run) compact(turn int, instructions string) error {
 	cfg := &r.cfg
+	supplied, err := r.beforeCompact(turn, instructions)
+	if err != nil {
+		return err
+	}
 	id := cfg.NewID()
 	intent := Intent{ID: cfg.NewID(), Kind: IntentCompaction, Turn: turn, Reserved: []string{id}}
 	if err := r.intend(intent); err != nil {
 		return err
 	}
-	summary, firstKept, before, usage, err := cfg.Compactor.Compact(r.ctx, r.context, instructions)
-	r.out.Usage.Add(usage)
+	var (
+		summary           llm.Message
+		firstKept, before int
+		usage             llm.Usage
+	)
+	if supplied != nil { // a before_compact hook wrote the summary
+		summary, firstKept, before = *supplied.Summary, supplied.FirstKept, supplied.TokensBefore
+	} else {
+		summary, firstKept, before, usage, err = cfg.Compactor.Compact(r.ctx, r.context, instructions)
+		r.out.Usage.Add(usage)
+	}
 	if err == nil && (firstKept <= 0 || firstKept >= len(r.context) || r.context[firstKept].ID == "") {
 		err = fmt.Errorf("compactor kept message %d of %d, which has no recorded id", firstKept, len(r.context))
 	}
@@ -77,6 +90,9 @@ func (r *run) compact(turn int, instructions string) error {
 func (a *Agent) Compact(ctx context.Context, history []llm.Message, instructions string) ([]llm.Message, error) {
 	if a.cfg.Compactor == nil {
 		return nil, fmt.Errorf("%w: no compactor configured", ErrCompactionFailed)
+	}
+	if _, err := a.sessionStart(ctx); err != nil {
+		return nil, err
 	}
 	r := &run{Agent: a, ctx: ctx, out: &Outcome{}}
 	r.context = append([]llm.Message(nil), history...)

@@ -26,7 +26,7 @@ type Gate interface {
 // the work may be incomplete.
 var ErrNeedsApproval = errors.New("needs the user's approval")
 
-// Refusal is a tool call the [Gate] refused.
+// Refusal is a tool call the [Gate] or a before_tool hook refused.
 type Refusal struct {
 	Turn int
 	Call *llm.ToolCall

@@ -52,6 +52,8 @@ func (r *run) toolBatch(turn int, msg *llm.Message, calls []*llm.ToolCall) ([]ll
 			p.args = args
 			if err := r.check(turn, p); err != nil {
 				p.result = errorResult(c, err.Error())
+			} else {
+				p.result = r.beforeTool(turn, p)
 			}
 		}
 		if p.result != nil {
@@ -111,6 +113,7 @@ func (r *run) execute(turn int, calls []*pending, sequential bool) error {
 		cfg.Observe(Event{Type: EventToolEnd, Turn: turn, Call: p.call, Message: res})
 	}
 	finish := func(p *pending, res *llm.Message) {
+		res = r.afterTool(turn, p, res)
 		res.ID = p.intent.Reserved[0]
 		record(p, res, Settlement{IntentID: p.intent.ID, Entries: []Entry{{ID: res.ID, Message: *res}}})
 	}
@@ -254,7 +257,9 @@ func (a *Agent) ReplaySafe(name string) bool {
 }
 
 // Replay runs one tool call outside a turn, for crash recovery: the arguments are validated and
-// the Gate consulted as in a turn, and every failure is an error result.
+// the Gate consulted as in a turn, and every failure is an error result. Hooks do not run: the
+// call passed before_tool before it was interrupted, and its intent holds the arguments the
+// hooks left.
 func (a *Agent) Replay(ctx context.Context, call *llm.ToolCall) llm.Message {
 	t, ok := a.cfg.Tools.Get(call.Name)
 	if !ok {

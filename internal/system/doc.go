@@ -10,6 +10,11 @@
 // decision. The kernel's Gate is the permission rules of package policy: deny refuses, ask
 // asks through Options.Confirm or — with none — refuses so the run ends blocked.
 //
+// Hooks: the command hooks of the settings (global, then the trusted project's) are wired into
+// every agent Build makes, per agent (hookWiring), so that an agent for another session gets
+// its own, recording its hook runs in its own session. Hook failures and messages reach the
+// user through Options.Notice.
+//
 // Only package cli imports system. Nothing here keeps global state: every function takes what
 // it needs, so tests build runtimes side by side.
 //

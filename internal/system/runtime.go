@@ -1,6 +1,7 @@
 package system
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/contextpack"
+	"github.com/reinhq/rein/internal/hooks"
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/ledger"
 	"github.com/reinhq/rein/internal/llm"
@@ -67,9 +69,11 @@ type Options struct {
 	// Trust is the run's own say about trusting the project (--trust, --no-trust).
 	Trust TrustChoice
 	// Confirm asks the user a yes/no question on the terminal (an undecided project's trust,
-	// a call an "ask" permission rule holds); nil in a non-interactive run, which refuses
-	// instead.
+	// a call an "ask" permission rule or a hook holds); nil in a non-interactive run, which
+	// refuses instead.
 	Confirm func(question string) (bool, error)
+	// Notice shows the user one line: a hook that failed, a hook's message. nil drops them.
+	Notice func(string)
 }
 
 // SessionMode says where a run is recorded.
@@ -106,10 +110,15 @@ type Runtime struct {
 	Opened *ledger.Report
 	// Trusted says whether the project's own rein resources were loaded.
 	Trusted bool
+	// hooks makes the hooks of each agent (see hookWiring).
+	hooks *hookWiring
 }
 
-// Close releases the workspace and the session.
+// Close ends the agent (its session_end hooks run) and releases the workspace and the session.
 func (r *Runtime) Close() error {
+	if r.Agent != nil {
+		_ = r.Agent.End(context.Background(), hooks.EndExit) // failures are reported as they happen
+	}
 	var err error
 	if r.Session != nil {
 		err = r.Session.Close()
@@ -202,6 +211,14 @@ func Build(o Options) (*Runtime, error) {
 			return fail(err)
 		}
 	}
+	rt.hooks = &hookWiring{config: pr.settings.Hooks, dir: pr.trust.root, cwd: ws.Dir, confirm: o.Confirm, notice: o.Notice}
+	if rt.hooks.dir == "" {
+		rt.hooks.dir = ws.Dir
+	}
+	agentHooks, err := rt.hooks.forAgent(rt.Session, rt.Resumed, info.ID)
+	if err != nil {
+		return fail(err)
+	}
 	var rec kernel.Recorder = &kernel.Memory{}
 	sessionID := ""
 	if rt.Session != nil {
@@ -219,6 +236,7 @@ func Build(o Options) (*Runtime, error) {
 		Model:     model,
 		Tools:     rt.Tools,
 		Gate:      &permissionGate{policy: pol, confirm: o.Confirm},
+		Hooks:     agentHooks,
 		Recorder:  rec,
 		System:    rt.System.Prompt,
 		MaxTurns:  o.MaxTurns,

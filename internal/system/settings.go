@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/reinhq/rein/internal/hooks/command"
 	"github.com/reinhq/rein/internal/policy"
 	"github.com/reinhq/rein/internal/strictjson"
 )
@@ -29,6 +30,9 @@ type Settings struct {
 	// Sandbox runs bash and approved commands in the OS sandbox, as --sandbox does; global
 	// only (a project cannot choose how it is confined).
 	Sandbox bool `json:"sandbox,omitempty"`
+	// Hooks are command hooks in Claude Code's shape (see package hooks/command); the
+	// project's run after the global ones.
+	Hooks command.Config `json:"hooks,omitempty"`
 }
 
 // TrustSettings configure the project trust gate.
@@ -66,8 +70,10 @@ func (s Settings) gateContextFiles() bool {
 	return s.Trust != nil && s.Trust.ContextFiles == ContextFilesGated
 }
 
-// merge appends o's rules to s's: deny, ask and allow lists concatenate (global first).
+// merge appends o's rules and hooks to s's: deny, ask and allow lists and each event's hooks
+// concatenate (global first).
 func (s Settings) merge(o Settings) Settings {
+	s.Hooks = command.Merge(s.Hooks, o.Hooks)
 	cat := func(a, b []string) []string { return append(append([]string(nil), a...), b...) }
 	s.Permissions = policy.Rules{
 		Allow: cat(s.Permissions.Allow, o.Permissions.Allow),
@@ -103,6 +109,14 @@ func ReadSettings(path string, global bool) (Settings, error) {
 	if err := (strictjson.Options{MaxDocumentBytes: maxSettingsBytes}).Unmarshal(data, &s); err != nil {
 		return bad("%v (expected {\"permissions\": {\"allow\": [...], \"ask\": [...], \"deny\": [...]}, \"trust\": {\"mode\": \"ask\", \"contextFiles\": \"default\"}})", err)
 	}
+	if err := s.Hooks.Check("hooks"); err != nil {
+		return bad("%v", err)
+	}
+	scope := "project"
+	if global {
+		scope = "global"
+	}
+	s.Hooks.Label(scope)
 	if s.Sandbox && !global {
 		return bad("sandbox: the sandbox setting may only be set in $REIN_HOME/%s", SettingsFile)
 	}

@@ -1,0 +1,66 @@
+package system
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/reinhq/rein/internal/hooks"
+	"github.com/reinhq/rein/internal/hooks/command"
+	"github.com/reinhq/rein/internal/kernel"
+	"github.com/reinhq/rein/internal/session"
+)
+
+// hookWiring makes the hooks of each agent a runtime creates: the command hooks of the
+// settings (global, then the project's when it is trusted), run in the project directory, each
+// run recorded in the agent's session, failures and hook messages told to the user through
+// Options.Notice. Build wires the top-level agent with it; an agent for another session (a
+// sub-agent's) gets its own hooks from the same wiring (forAgent), so hooks fire for every
+// session a run creates.
+type hookWiring struct {
+	config command.Config
+	// dir is the project root (the commands' directory); cwd the workspace.
+	dir, cwd string
+	confirm  func(question string) (bool, error)
+	notice   func(string)
+}
+
+// forAgent returns the hooks of an agent recorded in s (nil: not recorded); nil when no hooks
+// are configured. resumed says the session existed before (SessionStart's source).
+func (w *hookWiring) forAgent(s *session.Session, resumed bool, model string) (kernel.Hooks, error) {
+	if w == nil || len(w.config) == 0 {
+		return nil, nil
+	}
+	r := &command.Runner{Config: w.config, Dir: w.dir, Cwd: w.cwd, Model: model, Source: command.SourceStartup,
+		Confirm: w.confirm, Notice: w.notice}
+	if resumed {
+		r.Source = command.SourceResume
+	}
+	if s != nil {
+		r.SessionID, r.TranscriptPath = s.ID(), filepath.Join(s.Dir(), "ledger.jsonl")
+	}
+	reg := hooks.New(hooks.Options{Report: func(run hooks.Run) { w.report(s, run) }})
+	if err := r.Register(reg); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	return reg, nil
+}
+
+// report records a hook run in the session — name, point, outcome, duration, never a payload —
+// and tells the user of a failure.
+func (w *hookWiring) report(s *session.Session, run hooks.Run) {
+	if s != nil {
+		err := s.RecordHook(session.HookRun{Hook: run.Hook, Point: string(run.Point), Outcome: string(run.Outcome),
+			FailClosed: run.FailClosed, DurationMs: run.Duration.Milliseconds(), Detail: run.Detail})
+		// A ledger that cannot be written is faulted: the run's next write fails and stops it.
+		if err != nil && w.notice != nil {
+			w.notice(fmt.Sprintf("recording hook %s: %v", run.Hook, err))
+		}
+	}
+	if run.Outcome == hooks.OutcomeFailed && w.notice != nil {
+		mode := "ignored: it fails open"
+		if run.FailClosed {
+			mode = "it fails closed"
+		}
+		w.notice(fmt.Sprintf("hook %s failed (%s): %v", run.Hook, mode, run.Err))
+	}
+}
