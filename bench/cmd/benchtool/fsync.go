@@ -15,6 +15,8 @@ type fsyncResult struct {
 	Bytes    int     `json:"bytes"`
 	MinMS    float64 `json:"min_ms"`
 	MedianMS float64 `json:"median_ms"`
+	MeanMS   float64 `json:"mean_ms"`
+	P90MS    float64 `json:"p90_ms"`
 	MaxMS    float64 `json:"max_ms"`
 }
 
@@ -49,7 +51,13 @@ func fsyncCmd(args []string) error {
 		}
 		d = append(d, ms(time.Since(t)))
 	}
-	r := fsyncResult{N: *n, Bytes: *size, MinMS: slices.Min(d), MedianMS: median(d), MaxMS: slices.Max(d)}
+	sum := 0.0
+	for _, x := range d {
+		sum += x
+	}
+	sorted := slices.Sorted(slices.Values(d))
+	r := fsyncResult{N: *n, Bytes: *size, MinMS: sorted[0], MedianMS: median(d), MeanMS: sum / float64(len(d)),
+		P90MS: sorted[len(sorted)*9/10], MaxMS: sorted[len(sorted)-1]}
 	data, _ := json.MarshalIndent(r, "", "  ")
 	if *out == "" {
 		_, err = os.Stdout.Write(append(data, '\n'))

@@ -239,6 +239,7 @@ func reportCmd(args []string) error {
 		"execution, recording, and building and sending the request. Peak RSS and CPU come from wait4\n" +
 		"(the process and the children it waited for); the anonymous (heap, stacks) and file-backed\n" +
 		"(mapped executable) parts of the process's own RSS are sampled from /proc every 5 ms.\n\n")
+	b.WriteString("What the targets' misses come from, and what was changed for them: [NOTES.md](NOTES.md).\n\n")
 	b.WriteString("| metric | rein min / median / max | pi min / median / max | rein / pi | target (rein) |\n")
 	b.WriteString("|---|---|---|---|---|\n")
 	for _, m := range metrics {
@@ -276,15 +277,15 @@ func reportCmd(args []string) error {
 		}
 	}
 	if len(fsyncs) > 0 {
-		var meds, maxes []float64
+		var meds, means, p90s []float64
 		for _, f := range fsyncs {
-			meds, maxes = append(meds, f.MedianMS), append(maxes, f.MaxMS)
+			meds, means, p90s = append(meds, f.MedianMS), append(means, f.MeanMS), append(p90s, f.P90MS)
 		}
 		fmt.Fprintf(&b, "\nfsync latency of the benchmark's file system, probed %d times during the run (%d appends\n"+
-			"of %d bytes, each fsynced, per probe): median of a probe %s ms, slowest fsync of a probe\n"+
-			"%s ms (min / median / max over the probes). rein fsyncs 4 records between two model\n"+
-			"requests of a tool turn: the response, the tool's intent, the tool's result, the next\n"+
-			"call's intent.\n", len(fsyncs), fsyncs[0].N, fsyncs[0].Bytes, triple(meds, 2), triple(maxes, 2))
+			"of %d bytes, each fsynced, per probe; min / median / max over the probes): median %s ms,\n"+
+			"mean %s ms, 90th percentile %s ms. rein fsyncs 4 records between two model requests of\n"+
+			"a tool turn: the response, the tool's intent, the tool's result, the next call's intent.\n",
+			len(fsyncs), fsyncs[0].N, fsyncs[0].Bytes, triple(meds, 2), triple(means, 2), triple(p90s, 2))
 	}
 	b.WriteString("\n## Gap per turn, 500-turn read loop\n\n![per-turn gap against turn number](gap.svg)\n\n" +
 		"Each point is the median over the runs of the gap after that turn (log scale).\n")
