@@ -47,7 +47,7 @@ func (h *rpcHost) Open(ctx context.Context, req rpc.OpenRequest) (*rpc.Runtime, 
 		Provider: o.provider, Model: o.model, BaseURL: o.baseURL, APIKey: o.apiKey, Script: o.script,
 		Tools: o.toolList(), NoTools: o.noTools, MaxTurns: o.maxTurns, MaxCost: o.maxCost,
 		Dir: h.dir, Home: h.home, Getenv: e.getenv, Sandbox: o.sandbox,
-		Observe: req.Observe, Inbox: req.Inbox, Tracer: h.tracer,
+		Observe: req.Observe, Inbox: req.Inbox, Tracer: h.tracer, Notice: notice(e),
 		// stdin carries the protocol: nobody can be asked, so "ask" rules refuse.
 		Confirm: nil,
 	}

@@ -81,6 +81,9 @@ type server struct {
 
 	convMu sync.Mutex
 	conv   wire.Converter
+	// ended holds a run's agent_end until the server is idle again, so that a client that
+	// reads agent_end can send its next command at once.
+	ended *kernel.Event
 
 	mu        sync.Mutex
 	rt        *Runtime
@@ -195,13 +198,31 @@ func (s *server) close() {
 	}
 }
 
-// observe writes a kernel event to the stream.
+// observe writes a kernel event to the stream; agent_end is held back until the run's job
+// is over (see emitEnd).
 func (s *server) observe(ev kernel.Event) {
 	s.convMu.Lock()
 	defer s.convMu.Unlock()
+	if ev.Type == kernel.EventAgentEnd {
+		s.ended = &ev
+		return
+	}
 	if w, ok := s.conv.Convert(ev); ok {
 		_ = s.out.Write(w)
 	}
+}
+
+// emitEnd writes the held agent_end, once the server no longer counts the run as in progress.
+func (s *server) emitEnd() {
+	s.convMu.Lock()
+	defer s.convMu.Unlock()
+	if s.ended == nil {
+		return
+	}
+	if w, ok := s.conv.Convert(*s.ended); ok {
+		_ = s.out.Write(w)
+	}
+	s.ended = nil
 }
 
 // queueUpdate writes the queue; callers hold s.mu.
@@ -381,6 +402,7 @@ func (s *server) run(j *job, ctx context.Context, rt *Runtime, history []llm.Mes
 				s.queueUpdate()
 			}
 			s.job = nil
+			s.emitEnd()
 			close(j.done)
 			s.mu.Unlock()
 			return
@@ -389,11 +411,13 @@ func (s *server) run(j *job, ctx context.Context, rt *Runtime, history []llm.Mes
 			if err := rt.Session.BeginRun(); err != nil {
 				fmt.Fprintf(s.log, "rein: starting a run for the queued messages: %v\n", err)
 				s.job = nil
+				s.emitEnd()
 				close(j.done)
 				s.mu.Unlock()
 				return
 			}
 		}
+		s.emitEnd()
 		history, prompt = s.context(), next
 		s.mu.Unlock()
 	}
