@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -206,12 +207,11 @@ func FuzzDecodeIsJSON(f *testing.F) {
 	})
 }
 
-// TestPlain8 compares the eight-bytes-at-a-time test with the byte-at-a-time one for every
+// TestSpecial8 compares the eight-bytes-at-a-time search with the byte-at-a-time one for every
 // byte value in every position, among plain bytes and among random ones.
-func TestPlain8(t *testing.T) {
-	plain := func(c byte) bool { return c >= 0x20 && c != '"' && c != '\\' }
+func TestSpecial8(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for round := range 200 {
+	for round := range 300 {
 		var w [8]byte
 		for i := range w {
 			w[i] = 'a'
@@ -223,12 +223,22 @@ func TestPlain8(t *testing.T) {
 			for c := range 256 {
 				v := w
 				v[pos] = byte(c)
-				want := true
-				for _, b := range v {
-					want = want && plain(b)
+				want := 8
+				for i, b := range v {
+					if !plainByte[b] {
+						want = i
+						break
+					}
 				}
-				if got := plain8(binary.LittleEndian.Uint64(v[:])); got != want {
-					t.Fatalf("plain8(%q) = %v, want %v", v, got, want)
+				got := 8
+				if m := special8(binary.LittleEndian.Uint64(v[:])); m != 0 {
+					got = bits.TrailingZeros64(m) / 8
+				}
+				if got != want {
+					t.Fatalf("first special byte of %q: %d, want %d", v, got, want)
+				}
+				if i := skipPlain(append(v[:], 'a', '"'), 0); min(i, 8) != want {
+					t.Fatalf("skipPlain(%q) = %d, want %d", v, i, want)
 				}
 			}
 		}

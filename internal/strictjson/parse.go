@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -261,12 +262,24 @@ func (p *parser) object(member func(key, value []byte)) (any, *syntaxError) {
 }
 
 // keySet is the keys an object has had so far, for Check's duplicate test (Decode has the map
-// it builds). The first 16 are compared one by one, without allocating; past that, a map keeps
-// the test linear in the number of keys.
+// it builds). The first 16 are kept in few, without allocating, and a new key is compared with
+// them only if one of them has its signature; past 16, a map keeps the test linear in the
+// number of keys.
 type keySet struct {
 	few  [16][]byte
 	n    int
+	sigs uint64 // the signatures of few's keys
 	many map[string]struct{}
+}
+
+// signature is one bit chosen by key's length and last byte: keys with different signatures
+// differ.
+func signature(key []byte) uint64 {
+	h := uint(len(key))
+	if len(key) > 0 {
+		h = h*31 + uint(key[len(key)-1])
+	}
+	return 1 << (h % 64)
 }
 
 // add adds key and reports whether it was there already.
@@ -277,14 +290,18 @@ func (s *keySet) add(key []byte) (dup bool) {
 		}
 		return dup
 	}
-	for _, k := range s.few[:s.n] {
-		if bytes.Equal(k, key) {
-			return true
+	sig := signature(key)
+	if s.sigs&sig != 0 {
+		for _, k := range s.few[:s.n] {
+			if bytes.Equal(k, key) {
+				return true
+			}
 		}
 	}
 	if s.n < len(s.few) {
 		s.few[s.n] = key
 		s.n++
+		s.sigs |= sig
 		return false
 	}
 	s.many = make(map[string]struct{}, 4*len(s.few))
@@ -337,15 +354,8 @@ func (p *parser) array() (any, *syntaxError) {
 func (p *parser) str() (start int, escaped bool, err *syntaxError) {
 	start = p.pos
 	s, i := p.s, p.pos+1 // after the opening quote
-	for i < len(s) {
-		// Most bytes are plain: skip them eight at a time, then one at a time.
-		for i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(s[i:])) {
-			i += 8
-		}
-		for i < len(s) && s[i] >= 0x20 && s[i] != '"' && s[i] != '\\' {
-			i++
-		}
-		if i == len(s) {
+	for {
+		if i = skipPlain(s, i); i >= len(s) {
 			break
 		}
 		switch c := s[i]; {
@@ -368,15 +378,39 @@ func (p *parser) str() (start int, escaped bool, err *syntaxError) {
 	return start, escaped, p.errorf("unterminated string")
 }
 
-// plain8 reports whether none of the eight bytes in w is a quote, a backslash or a control
-// character (below 0x20), with the usual bit tricks: (x - 0x01…) & ^x & 0x80… is non-zero
-// exactly when some byte of x is zero, and (x - 0x20…) & ^x & 0x80… when some byte is below
-// 0x20.
-func plain8(w uint64) bool {
+// skipPlain returns the index of the first byte of s from i on that a string does not hold as
+// it is (a quote, a backslash or a control character), or len(s). Strings are most of JSON's
+// bytes, so it looks at eight at a time.
+func skipPlain(s []byte, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		if m := special8(binary.LittleEndian.Uint64(s[i : i+8])); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for i < len(s) && plainByte[s[i]] {
+		i++
+	}
+	return i
+}
+
+// plainByte says which bytes a string holds as they are: all but quotes, backslashes and
+// control characters.
+var plainByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 0x20 && c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// special8 flags (with its high bit) each byte of the little-endian word w that is a quote, a
+// backslash or a control character, using (x - 0x01…) &^ x & 0x80…, which flags the bytes of
+// x that are zero, and (x - 0x20…) &^ x & 0x80…, which flags those below 0x20. A borrow can
+// flag a byte above a flagged one falsely, never below: the lowest flag, the one skipPlain
+// uses, is exact, and the result is zero exactly when no byte is special.
+func special8(w uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	quote, backslash := w^(ones*'"'), w^(ones*'\\')
-	special := (quote-ones)&^quote | (backslash-ones)&^backslash | (w-ones*0x20)&^w
-	return special&highs == 0
+	return ((quote-ones)&^quote | (backslash-ones)&^backslash | (w-ones*0x20)&^w) & highs
 }
 
 // validEscapes reports whether every backslash in the contents of a string literal starts an
