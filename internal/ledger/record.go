@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -154,10 +155,24 @@ var notHex = func() (t [256]byte) {
 
 // hashIs reports whether sum is the hash written as h.
 func hashIs(sum [sha256.Size]byte, h string) bool {
-	var enc [hexLen]byte
-	hex.Encode(enc[:], sum[:])
-	return string(enc[:]) == h
+	if len(h) != hexLen {
+		return false
+	}
+	for i, b := range sum {
+		if pair := hexPairs[b]; h[2*i] != pair[0] || h[2*i+1] != pair[1] {
+			return false
+		}
+	}
+	return true
 }
+
+// hexPairs[b] is b in two lowercase hex digits.
+var hexPairs = func() (t [256][2]byte) {
+	for b := range t {
+		t[b] = [2]byte{"0123456789abcdef"[b>>4], "0123456789abcdef"[b&15]}
+	}
+	return t
+}()
 
 // chainHash is h = sha256(prev ‖ payload), prev being the 64 ASCII hex characters of the previous
 // h (nothing for seq 1) and payload the line's bytes up to the trailer plus the closing "}".
@@ -305,13 +320,18 @@ func intMember(raw []byte) (int64, bool) {
 	if len(raw) == 0 || len(raw) > 1 && raw[0] == '0' {
 		return 0, false
 	}
+	var n int64
 	for _, c := range raw {
 		if c < '0' || c > '9' {
 			return 0, false
 		}
+		d := int64(c - '0')
+		if n > (math.MaxInt64-d)/10 {
+			return 0, false // out of int64's range
+		}
+		n = n*10 + d
 	}
-	i, err := strconv.ParseInt(string(raw), 10, 64)
-	return i, err == nil
+	return n, true
 }
 
 // stringMember reads a member that must be a string, as strictjson decodes it.
