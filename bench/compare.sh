@@ -185,6 +185,7 @@ for rep in $(seq 1 "$REPS"); do
   "$BT" fsync --dir "$WORK" --n 50 --out "$RESULTS/fsync/rep-$rep.json"
   for h in $(order "$rep"); do version "$h" "$rep"; done
   for h in $(order "$rep"); do measure task4 "$h" "$rep" task4.json 0 4; done
+  measure task4 rein-nosession "$rep" task4.json 0 4
   for h in $(order "$rep"); do measure read50 "$h" "$rep" read-loop-50.json 50 51; done
   measure read50 rein-nosession "$rep" read-loop-50.json 50 51
   for h in $(order "$rep"); do measure bash50 "$h" "$rep" bash-loop-50.json 0 51; done

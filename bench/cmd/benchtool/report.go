@@ -269,11 +269,20 @@ func reportCmd(args []string) error {
 	// Extra rows: rein without a session, to separate the fsync cost.
 	if ns := res["read50"]["rein-nosession"]; len(ns) > 0 {
 		b.WriteString("\n## rein without durability (`--no-session`), for reference\n\n")
-		b.WriteString("The same loops with rein's session kept in memory: the difference to the table above is\n" +
-			"what the fsyncs cost on this machine's disk.\n\n")
-		b.WriteString("| metric | rein --no-session min / median / max |\n|---|---|\n")
-		for _, sc := range []string{"read50", "bash50"} {
-			fmt.Fprintf(&b, "| %s: gap per turn (median) (ms) | %s |\n", sc, triple(perRun(res[sc]["rein-nosession"], gapMedian), 2))
+		b.WriteString("The same runs with rein's session kept in memory, interleaved with the others: the\n" +
+			"difference to the durable runs is what the fsyncs cost on this machine's disk.\n\n")
+		b.WriteString("| metric | rein --no-session min / median / max | rein (durable, above) median |\n|---|---|---|\n")
+		for _, row := range []struct {
+			name, scenario string
+			f              func(*run) float64
+		}{
+			{"process start → first model request (ms)", "task4", firstReq},
+			{"4-turn task: wall (ms)", "task4", wall},
+			{"50-turn read loop: gap per turn (median) (ms)", "read50", gapMedian},
+			{"50-turn bash loop: gap per turn (median) (ms)", "bash50", gapMedian},
+		} {
+			fmt.Fprintf(&b, "| %s | %s | %.2f |\n", row.name, triple(perRun(res[row.scenario]["rein-nosession"], row.f), 2),
+				median(perRun(res[row.scenario]["rein"], row.f)))
 		}
 	}
 	if len(fsyncs) > 0 {
@@ -288,7 +297,8 @@ func reportCmd(args []string) error {
 			len(fsyncs), fsyncs[0].N, fsyncs[0].Bytes, triple(meds, 2), triple(means, 2), triple(p90s, 2))
 	}
 	b.WriteString("\n## Gap per turn, 500-turn read loop\n\n![per-turn gap against turn number](gap.svg)\n\n" +
-		"Each point is the median over the runs of the gap after that turn (log scale).\n")
+		"The thin line is, for each turn, the median over the runs of the gap after that turn; the thick\n" +
+		"line is its running median over 25 turns (log scale).\n")
 	if *machine != "" {
 		if data, err := os.ReadFile(*machine); err == nil {
 			b.WriteString("\n## Machine\n\n```\n" + strings.TrimSpace(string(data)) + "\n```\n")

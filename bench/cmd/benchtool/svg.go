@@ -8,6 +8,9 @@ import (
 
 var colors = map[string]string{"rein": "#1f77b4", "pi": "#d62728"}
 
+// window is the width, in turns, of the running median drawn over the per-turn gaps.
+const window = 25
+
 // gapSVG draws the per-turn gap of each harness against the turn number, on a log scale.
 func gapSVG(series map[string][]float64) string {
 	const w, h, left, right, top, bottom = 760, 360, 60, 20, 30, 45
@@ -66,11 +69,14 @@ func gapSVG(series map[string][]float64) string {
 		if len(s) == 0 {
 			continue
 		}
-		var pts []string
+		var raw, smooth []string
 		for i, v := range s {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i+1), y(v)))
+			raw = append(raw, fmt.Sprintf("%.1f,%.1f", x(i+1), y(v)))
+			lo, hi := max(0, i-window/2), min(len(s), i+window/2+1)
+			smooth = append(smooth, fmt.Sprintf("%.1f,%.1f", x(i+1), y(median(s[lo:hi]))))
 		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.2" points="%s"/>`+"\n", colors[name], strings.Join(pts, " "))
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-opacity="0.35" stroke-width="1" points="%s"/>`+"\n", colors[name], strings.Join(raw, " "))
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2.2" points="%s"/>`+"\n", colors[name], strings.Join(smooth, " "))
 		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"/><text x="%d" y="%d">%s (median %.2f ms)</text>`+"\n",
 			w-right-190, w-right-170, ly, ly, colors[name], w-right-164, ly+4, name, median(s))
 		ly += 18
