@@ -48,13 +48,14 @@ func TestEncodeBodyMatchesSDK(t *testing.T) {
 	for _, compat := range []Compat{{MaxTokensField: FieldMaxTokens}, OpenAI()} {
 		cfg := &Config{Model: "m-1", BaseURL: "http://x", Compat: compat, MaxTokens: 77}
 		for name, req := range bodyRequests() {
-			got, err := encodeBody(cfg, req, nil)
+			got, err := encodeBody(cfg, req, nil, nil)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 			var cache schemaCache
-			for range 2 { // the second time from the cache
-				cached, err := encodeBody(cfg, req, &cache)
+			var msgs msgCache
+			for range 2 { // the second time from the caches
+				cached, err := encodeBody(cfg, req, &cache, &msgs)
 				if err != nil || string(cached) != string(got) {
 					t.Fatalf("%s: with a schema cache: %v\n%s\nwant %s", name, err, cached, got)
 				}
@@ -85,7 +86,7 @@ func TestEncodeBodyMatchesSDK(t *testing.T) {
 func TestEncodeBodyRejectsBadSchema(t *testing.T) {
 	for _, schema := range []string{`[1]`, `{"type":`, `"x"`} {
 		req := &llm.Request{Messages: []llm.Message{llm.UserText("x")}, Tools: []llm.ToolSpec{{Name: "t", Schema: json.RawMessage(schema)}}}
-		if _, err := encodeBody(&Config{Model: "m"}, req, &schemaCache{}); err == nil || err.Kind != llm.KindInvalid || !strings.Contains(err.Message, `"t"`) {
+		if _, err := encodeBody(&Config{Model: "m"}, req, &schemaCache{}, &msgCache{}); err == nil || err.Kind != llm.KindInvalid || !strings.Contains(err.Message, `"t"`) {
 			t.Errorf("schema %s: %v", schema, err)
 		}
 	}
@@ -106,7 +107,69 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// BenchmarkEncodeBody encodes the request of turn 500 of a read loop (≈ 250 KB).
+// TestMessageCacheFollowsChanges encodes a conversation turn by turn with one cache, changing
+// it the ways a session can (growth, failed messages, in-place edits, compaction, forks,
+// images), and checks every body against an encoding without cache.
+func TestMessageCacheFollowsChanges(t *testing.T) {
+	cfg := &Config{Model: "m", Compat: Compat{MaxTokensField: FieldMaxTokens}}
+	var schemas schemaCache
+	var msgs msgCache
+	img := llm.Part{Type: llm.PartImage, MIMEType: "image/png", Data: []byte{1, 2, 3}}
+	check := func(step string, history []llm.Message) {
+		t.Helper()
+		req := &llm.Request{System: "sys", Messages: history}
+		want, err := encodeBody(cfg, req, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := encodeBody(cfg, req, &schemas, &msgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("%s:\n got %s\nwant %s", step, got, want)
+		}
+	}
+	turn := func(i int) []llm.Message {
+		call := &llm.ToolCall{ID: "c" + string(rune('a'+i)), Name: "read", Arguments: `{"path":"f"}`}
+		return []llm.Message{
+			{Role: llm.RoleAssistant, Content: []llm.Part{llm.Text("step"), {Type: llm.PartToolCall, Call: call}}, StopReason: llm.StopToolUse},
+			llm.ToolResultText(call, "result "+string(rune('a'+i)), false),
+		}
+	}
+	h := []llm.Message{llm.UserText("go")}
+	check("first", h)
+	for i := range 5 {
+		h = append(h, turn(i)...)
+		check("growth", h)
+	}
+	h[3].Content = []llm.Part{llm.Text("edited in place")} // a tool result's text replaced
+	check("in-place edit", h)
+	h[4].Content[0].Text = "another step" // an assistant text edited inside its slice
+	check("in-place part edit", h)
+	failed := llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.Text("oops")}, StopReason: llm.StopError}
+	h = append(h[:5:5], append([]llm.Message{failed}, h[5:]...)...) // healing drops it: positions shift
+	check("failed message", h)
+	h = append(h, llm.Message{Role: llm.RoleUser, Content: []llm.Part{llm.Text("look"), img}})
+	check("user image", h)
+	last := turn(7)
+	last[1].Content = append(last[1].Content, img)
+	h = append(h, last...)
+	check("tool image", h)
+	h = append(h, llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.Thinking("only thinking")}, StopReason: llm.StopEnd})
+	check("empty assistant", h)
+	h = append(h, llm.UserText("again"))
+	check("after empty", h)
+	compacted := append([]llm.Message{llm.UserText("summary of the earlier part")}, h[len(h)-4:]...)
+	check("compaction", compacted)
+	check("fork back to the long one", h)
+	check("short prefix", h[:3])
+	check("empty", nil)
+	check("long again", h)
+}
+
+// BenchmarkEncodeBody encodes the request of turn 500 of a read loop (≈ 250 KB), with the
+// caches of a run (every message but the last already encoded once).
 func BenchmarkEncodeBody(b *testing.B) {
 	req := &llm.Request{System: strings.Repeat("system prompt ", 70), Tools: bodyRequests()["rich"].Tools,
 		Messages: []llm.Message{llm.UserText("loop")}}
@@ -118,9 +181,10 @@ func BenchmarkEncodeBody(b *testing.B) {
 	}
 	cfg := &Config{Model: "m", Compat: Compat{MaxTokensField: FieldMaxTokens}}
 	var cache schemaCache
+	var msgs msgCache
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := encodeBody(cfg, req, &cache); err != nil {
+		if _, err := encodeBody(cfg, req, &cache, &msgs); err != nil {
 			b.Fatal(err)
 		}
 	}

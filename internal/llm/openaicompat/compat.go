@@ -64,6 +64,7 @@ type Model struct {
 	cfg     Config
 	svc     sdk.ChatCompletionService
 	schemas schemaCache
+	msgs    msgCache
 }
 
 var _ llm.Model = (*Model)(nil)
@@ -101,7 +102,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, emit func(llm.Even
 	a := oaisdk.NewAssembler(msg, emit)
 	defer oaisdk.Guard(a, &out, m.cfg.APIKey)
 
-	body, perr := encodeBody(&m.cfg, req, &m.schemas)
+	body, perr := encodeBody(&m.cfg, req, &m.schemas, &m.msgs)
 	if perr != nil {
 		return a.Fail(perr)
 	}

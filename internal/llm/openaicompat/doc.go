@@ -4,8 +4,9 @@
 // official openai-go SDK with the environment ignored and SDK retries off (see
 // [oaisdk.Options]); retrying is [llm.Retry]'s job. The request body is encoded by the adapter
 // itself, not through the SDK's parameter types, whose reflection cost grew with every turn of a
-// long session (a test checks both encodings agree); a finished stream's body is read to its
-// end so that the connection is reused.
+// long session (a test checks both encodings agree); each message's encoding is kept for the
+// next request, which encodes only what is new; a finished stream's body is read to its end so
+// that the connection is reused.
 //
 // Contract, beyond the one of package llm:
 //

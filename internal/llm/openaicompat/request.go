@@ -20,12 +20,12 @@ import (
 // paid again for the whole history. The wire is the same (a test compares the two encodings).
 // Tool schemas are sent as given, compacted; a schema that is not a JSON object is an
 // llm.KindInvalid error naming the tool.
-func encodeBody(cfg *Config, req *llm.Request, schemas *schemaCache) ([]byte, *llm.Error) {
+func encodeBody(cfg *Config, req *llm.Request, schemas *schemaCache, msgs *msgCache) ([]byte, *llm.Error) {
 	b := make([]byte, 0, 4096+estimateSize(req))
 	b = append(b, `{"stream":true,"model":`...)
 	b = appendString(b, cfg.Model)
 	b = append(b, `,"messages":`...)
-	b = appendMessages(b, req.System, req.Messages)
+	b = appendMessages(b, req.System, req.Messages, msgs)
 	b = append(b, `,"stream_options":{"include_usage":true}`...)
 	if len(req.Tools) > 0 {
 		b = append(b, `,"tools":[`...)
@@ -142,8 +142,9 @@ func maxTokens(req *llm.Request, fallback int) int {
 // appendMessages appends the healed history as chat messages: the system prompt as role
 // "system", user text and images, assistant text and tool calls (thinking is not sent back: the
 // chat wire has no field for it), and tool results as role "tool". Images in tool results,
-// which role "tool" cannot carry, follow the run of tool results as one user message.
-func appendMessages(b []byte, system string, history []llm.Message) []byte {
+// which role "tool" cannot carry, follow the run of tool results as one user message. With a
+// cache, messages the previous request already carried are not encoded again.
+func appendMessages(b []byte, system string, history []llm.Message, cache *msgCache) []byte {
 	b = append(b, '[')
 	first := true
 	sep := func() {
@@ -173,62 +174,182 @@ func appendMessages(b []byte, system string, history []llm.Message) []byte {
 		images = nil
 	}
 	healed := llm.Heal(history)
+	if cache != nil {
+		cache.mu.Lock()
+		defer cache.mu.Unlock()
+	}
 	for i := range healed {
 		m := &healed[i]
 		if m.Role != llm.RoleTool {
 			flush()
 		}
-		switch m.Role {
-		case llm.RoleUser:
+		switch {
+		case hasImage(m.Content) && m.Role == llm.RoleUser:
 			sep()
 			b = appendUser(b, m.Content)
-		case llm.RoleAssistant:
-			text, calls := m.Text(), m.ToolCalls()
-			if text == "" && len(calls) == 0 {
-				continue // nothing of it can be sent
-			}
-			sep()
-			b = append(b, `{"role":"assistant"`...)
-			if text != "" {
-				b = append(b, `,"content":`...)
-				b = appendString(b, text)
-			}
-			if len(calls) > 0 {
-				b = append(b, `,"tool_calls":[`...)
-				for j, c := range calls {
-					if j > 0 {
-						b = append(b, ',')
-					}
-					b = append(b, `{"id":`...)
-					b = appendString(b, c.ID)
-					b = append(b, `,"type":"function","function":{"name":`...)
-					b = appendString(b, c.Name)
-					b = append(b, `,"arguments":`...)
-					b = appendString(b, oaisdk.HistoryArguments(c.Arguments))
-					b = append(b, "}}"...)
-				}
-				b = append(b, ']')
-			}
-			b = append(b, '}')
-		case llm.RoleTool:
+		case hasImage(m.Content) && m.Role == llm.RoleTool:
 			text, imgs := splitImages(m.Content)
 			if text == "" {
-				text = "(no output)"
-				if len(imgs) > 0 {
-					text = "(image attached below)"
-				}
+				text = "(image attached below)"
 			}
 			sep()
-			b = append(b, `{"role":"tool","content":`...)
-			b = appendString(b, text)
-			b = append(b, `,"tool_call_id":`...)
-			b = appendString(b, m.ToolCallID)
-			b = append(b, '}')
+			b = appendTool(b, text, m.ToolCallID)
 			images = append(images, imgs...)
+		default:
+			if enc, ok := cache.lookup(i, m); ok {
+				if len(enc) > 0 {
+					sep()
+					b = append(b, enc...)
+				}
+				continue
+			}
+			mark, wasFirst := len(b), first
+			sep()
+			start := len(b)
+			b = appendText(b, m)
+			cache.store(i, m, b[start:])
+			if len(b) == start { // nothing of it can be sent
+				b, first = b[:mark], wasFirst
+			}
 		}
 	}
 	flush()
+	cache.truncate(len(healed))
 	return append(b, ']')
+}
+
+// appendText appends a message without images: user text, assistant text and tool calls, or a
+// tool result's text. It appends nothing for an assistant message with neither text nor calls.
+func appendText(b []byte, m *llm.Message) []byte {
+	switch m.Role {
+	case llm.RoleUser:
+		text, _ := splitImages(m.Content)
+		b = append(b, `{"role":"user","content":`...)
+		b = appendString(b, text)
+		return append(b, '}')
+	case llm.RoleAssistant:
+		text, calls := m.Text(), m.ToolCalls()
+		if text == "" && len(calls) == 0 {
+			return b
+		}
+		b = append(b, `{"role":"assistant"`...)
+		if text != "" {
+			b = append(b, `,"content":`...)
+			b = appendString(b, text)
+		}
+		if len(calls) > 0 {
+			b = append(b, `,"tool_calls":[`...)
+			for j, c := range calls {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, `{"id":`...)
+				b = appendString(b, c.ID)
+				b = append(b, `,"type":"function","function":{"name":`...)
+				b = appendString(b, c.Name)
+				b = append(b, `,"arguments":`...)
+				b = appendString(b, oaisdk.HistoryArguments(c.Arguments))
+				b = append(b, "}}"...)
+			}
+			b = append(b, ']')
+		}
+		return append(b, '}')
+	case llm.RoleTool:
+		text, _ := splitImages(m.Content)
+		if text == "" {
+			text = "(no output)"
+		}
+		return appendTool(b, text, m.ToolCallID)
+	}
+	return b
+}
+
+func appendTool(b []byte, text, callID string) []byte {
+	b = append(b, `{"role":"tool","content":`...)
+	b = appendString(b, text)
+	b = append(b, `,"tool_call_id":`...)
+	b = appendString(b, callID)
+	return append(b, '}')
+}
+
+func hasImage(parts []llm.Part) bool {
+	for i := range parts {
+		if parts[i].Type == llm.PartImage {
+			return true
+		}
+	}
+	return false
+}
+
+// msgCache keeps the encoding of each message of the previous request, by position, so that a
+// growing conversation encodes only its new messages: without it, every turn re-encoded the
+// whole history. An entry serves only a message equal to the one it was made from, compared
+// field by field. The fields are strings, which are immutable: when the history holds the same
+// messages as before, the comparison finds the same string data and costs nothing; a message
+// that changed (a fork, a compaction, a context hook, healing) is encoded again. Messages with
+// images are never cached. A nil cache caches nothing. Callers hold mu.
+type msgCache struct {
+	mu      sync.Mutex
+	entries []msgEntry
+}
+
+type msgEntry struct {
+	role, toolCallID string
+	parts            []partKey
+	enc              []byte
+}
+
+// partKey is what of a part the encoding depends on (and a little more: thinking text).
+type partKey struct {
+	typ                llm.PartType
+	text               string
+	hasCall            bool
+	callID, name, args string
+}
+
+func keyOf(p *llm.Part) partKey {
+	k := partKey{typ: p.Type, text: p.Text}
+	if p.Call != nil {
+		k.hasCall, k.callID, k.name, k.args = true, p.Call.ID, p.Call.Name, p.Call.Arguments
+	}
+	return k
+}
+
+func (c *msgCache) lookup(i int, m *llm.Message) ([]byte, bool) {
+	if c == nil || i >= len(c.entries) {
+		return nil, false
+	}
+	e := &c.entries[i]
+	if e.parts == nil || e.role != string(m.Role) || e.toolCallID != m.ToolCallID || len(e.parts) != len(m.Content) {
+		return nil, false
+	}
+	for j := range m.Content {
+		if keyOf(&m.Content[j]) != e.parts[j] {
+			return nil, false
+		}
+	}
+	return e.enc, true
+}
+
+func (c *msgCache) store(i int, m *llm.Message, enc []byte) {
+	if c == nil {
+		return
+	}
+	for len(c.entries) <= i {
+		c.entries = append(c.entries, msgEntry{})
+	}
+	parts := make([]partKey, len(m.Content))
+	for j := range m.Content {
+		parts[j] = keyOf(&m.Content[j])
+	}
+	c.entries[i] = msgEntry{role: string(m.Role), toolCallID: m.ToolCallID, parts: parts, enc: bytes.Clone(enc)}
+}
+
+func (c *msgCache) truncate(n int) {
+	if c != nil && len(c.entries) > n {
+		clear(c.entries[n:])
+		c.entries = c.entries[:n]
+	}
 }
 
 // splitImages returns the text parts joined by newlines and the image parts.
