@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -34,7 +35,7 @@ type secretRule struct {
 	id string
 	// keywords: at least one must occur in the lower-cased text for the rule to run.
 	keywords []string
-	re       *regexp.Regexp
+	re       func() *regexp.Regexp // compiled on first use
 	// group is the submatch holding the secret; 0 is the whole match.
 	group int
 	// minEntropy is the Shannon entropy (bits per byte) the secret must reach.
@@ -59,6 +60,12 @@ func upTo(sep string) func(string) int {
 	}
 }
 
+// lazyRegexp compiles expr on first use: compiling the rule set at start-up cost every rein
+// process a millisecond, and most never scan.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
 var stopwords = []string{"example", "placeholder", "changeme", "change_me", "your_", "your-", "redacted", "dummy", "sample", "xxxxxxxx", "********", "<", ">", "{{", "}}"}
 
 func hasStopword(s string) bool {
@@ -72,8 +79,8 @@ func hasStopword(s string) bool {
 }
 
 var (
-	pemBegin = regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
-	pemEnd   = regexp.MustCompile(`-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
+	pemBegin = lazyRegexp(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
+	pemEnd   = lazyRegexp(`-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
 )
 
 // findPrivateKeys finds PEM private key blocks, from BEGIN to END (or to the end of the key
@@ -81,13 +88,13 @@ var (
 // material after it is prose, not a key.
 func findPrivateKeys(text string) [][2]int {
 	var out [][2]int
-	for _, m := range pemBegin.FindAllStringIndex(text, -1) {
+	for _, m := range pemBegin().FindAllStringIndex(text, -1) {
 		if len(out) > 0 && m[0] < out[len(out)-1][1] {
 			continue
 		}
 		rest := text[m[1]:]
 		end := -1
-		if e := pemEnd.FindStringIndex(rest); e != nil {
+		if e := pemEnd().FindStringIndex(rest); e != nil {
 			end = m[1] + e[1]
 			rest = rest[:e[0]]
 		}
@@ -132,7 +139,7 @@ var secretRules = []secretRule{
 	{
 		id:         "aws-access-key-id",
 		keywords:   []string{"akia", "asia", "abia", "acca", "a3t"},
-		re:         regexp.MustCompile(`\b((?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16})\b`),
+		re:         lazyRegexp(`\b((?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16})\b`),
 		group:      1,
 		minEntropy: 3.0,
 		prefix:     fixed(4),
@@ -141,7 +148,7 @@ var secretRules = []secretRule{
 	{
 		id:         "aws-secret-access-key",
 		keywords:   []string{"secret"},
-		re:         regexp.MustCompile(`(?i)(?:aws)?_?secret_?access_?key["']?\s*(?::=|=>|[:=])\s*["']?([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`),
+		re:         lazyRegexp(`(?i)(?:aws)?_?secret_?access_?key["']?\s*(?::=|=>|[:=])\s*["']?([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`),
 		group:      1,
 		minEntropy: 3.5,
 		prefix:     fixed(0),
@@ -150,7 +157,7 @@ var secretRules = []secretRule{
 	{
 		id:         "gcp-api-key",
 		keywords:   []string{"aiza"},
-		re:         regexp.MustCompile(`\b(AIza[0-9A-Za-z_-]{35})(?:[^0-9A-Za-z_-]|$)`),
+		re:         lazyRegexp(`\b(AIza[0-9A-Za-z_-]{35})(?:[^0-9A-Za-z_-]|$)`),
 		group:      1,
 		minEntropy: 3.5,
 		prefix:     fixed(4),
@@ -158,14 +165,14 @@ var secretRules = []secretRule{
 	{
 		id:       "gcp-service-account-key",
 		keywords: []string{"service_account"},
-		re:       regexp.MustCompile(`"private_key_id"\s*:\s*"([0-9a-f]{40})"`),
+		re:       lazyRegexp(`"private_key_id"\s*:\s*"([0-9a-f]{40})"`),
 		group:    1,
 		prefix:   fixed(0),
 	},
 	{
 		id:         "github-token",
 		keywords:   []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
-		re:         regexp.MustCompile(`\b((?:ghp|gho|ghu|ghs|ghr)_[0-9A-Za-z]{36,255})\b`),
+		re:         lazyRegexp(`\b((?:ghp|gho|ghu|ghs|ghr)_[0-9A-Za-z]{36,255})\b`),
 		group:      1,
 		minEntropy: 3.0,
 		prefix:     fixed(4),
@@ -173,7 +180,7 @@ var secretRules = []secretRule{
 	{
 		id:         "github-fine-grained-pat",
 		keywords:   []string{"github_pat_"},
-		re:         regexp.MustCompile(`\b(github_pat_[0-9A-Za-z]{22}_[0-9A-Za-z]{59})\b`),
+		re:         lazyRegexp(`\b(github_pat_[0-9A-Za-z]{22}_[0-9A-Za-z]{59})\b`),
 		group:      1,
 		minEntropy: 3.0,
 		prefix:     fixed(11),
@@ -181,7 +188,7 @@ var secretRules = []secretRule{
 	{
 		id:         "gitlab-token",
 		keywords:   []string{"glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glsoat-", "glcbt-"},
-		re:         regexp.MustCompile(`\b((?:glpat|gldt|glrt|glptt|glft|glsoat|glcbt)-[0-9A-Za-z_-]{20,255})`),
+		re:         lazyRegexp(`\b((?:glpat|gldt|glrt|glptt|glft|glsoat|glcbt)-[0-9A-Za-z_-]{20,255})`),
 		group:      1,
 		minEntropy: 3.0,
 		prefix:     upTo("-"),
@@ -189,7 +196,7 @@ var secretRules = []secretRule{
 	{
 		id:         "slack-token",
 		keywords:   []string{"xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-"},
-		re:         regexp.MustCompile(`\b(xox[baprs]-[0-9A-Za-z-]{10,250})`),
+		re:         lazyRegexp(`\b(xox[baprs]-[0-9A-Za-z-]{10,250})`),
 		group:      1,
 		minEntropy: 2.5,
 		prefix:     fixed(5),
@@ -197,14 +204,14 @@ var secretRules = []secretRule{
 	{
 		id:       "slack-webhook-url",
 		keywords: []string{"hooks.slack.com"},
-		re:       regexp.MustCompile(`(?i)(https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,})`),
+		re:       lazyRegexp(`(?i)(https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,})`),
 		group:    1,
 		prefix:   upTo(".com/"),
 	},
 	{
 		id:         "stripe-live-key",
 		keywords:   []string{"sk_live_", "rk_live_"},
-		re:         regexp.MustCompile(`\b((?:sk|rk)_live_[0-9A-Za-z]{20,247})\b`),
+		re:         lazyRegexp(`\b((?:sk|rk)_live_[0-9A-Za-z]{20,247})\b`),
 		group:      1,
 		minEntropy: 3.0,
 		prefix:     fixed(8),
@@ -212,7 +219,7 @@ var secretRules = []secretRule{
 	{
 		id:         "anthropic-api-key",
 		keywords:   []string{"sk-ant-"},
-		re:         regexp.MustCompile(`\b(sk-ant-[0-9A-Za-z_-]{32,})`),
+		re:         lazyRegexp(`\b(sk-ant-[0-9A-Za-z_-]{32,})`),
 		group:      1,
 		minEntropy: 3.0,
 		prefix:     fixed(7),
@@ -220,7 +227,7 @@ var secretRules = []secretRule{
 	{
 		id:         "openai-api-key",
 		keywords:   []string{"sk-"},
-		re:         regexp.MustCompile(`\b(sk-(?:proj|svcacct|admin)-[0-9A-Za-z_-]{20,}|sk-[0-9A-Za-z]{20}T3BlbkFJ[0-9A-Za-z]{20}\b|sk-[0-9A-Za-z]{48}\b)`),
+		re:         lazyRegexp(`\b(sk-(?:proj|svcacct|admin)-[0-9A-Za-z_-]{20,}|sk-[0-9A-Za-z]{20}T3BlbkFJ[0-9A-Za-z]{20}\b|sk-[0-9A-Za-z]{48}\b)`),
 		group:      1,
 		minEntropy: 3.0,
 		prefix:     upTo("-"),
@@ -228,7 +235,7 @@ var secretRules = []secretRule{
 	{
 		id:         "jwt",
 		keywords:   []string{"eyj"},
-		re:         regexp.MustCompile(`\b(eyJ[0-9A-Za-z_-]{8,}\.eyJ[0-9A-Za-z_-]{8,}\.[0-9A-Za-z_-]*)`),
+		re:         lazyRegexp(`\b(eyJ[0-9A-Za-z_-]{8,}\.eyJ[0-9A-Za-z_-]{8,}\.[0-9A-Za-z_-]*)`),
 		group:      1,
 		minEntropy: 3.0,
 		prefix:     fixed(3),
@@ -236,7 +243,7 @@ var secretRules = []secretRule{
 	{
 		id:         "http-bearer-token",
 		keywords:   []string{"bearer"},
-		re:         regexp.MustCompile(`(?i)\bbearer\s+([0-9A-Za-z_.~+/=-]{16,})`),
+		re:         lazyRegexp(`(?i)\bbearer\s+([0-9A-Za-z_.~+/=-]{16,})`),
 		group:      1,
 		minEntropy: 3.5,
 		prefix:     fixed(0),
@@ -245,7 +252,7 @@ var secretRules = []secretRule{
 	{
 		id:         "generic-secret",
 		keywords:   []string{"pass", "pwd", "secret", "token", "key", "credential"},
-		re:         regexp.MustCompile(`(?i)[a-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|token|api[_.-]?key|access[_.-]?key|auth[_.-]?key|private[_.-]?key|client[_.-]?secret|credentials?)[a-z0-9_.-]*["']?\s*(?::=|=>|[:=])\s*["'` + "`" + `]?([0-9A-Za-z_+/=.~!@#%^&*-]{8,200})`),
+		re:         lazyRegexp(`(?i)[a-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|token|api[_.-]?key|access[_.-]?key|auth[_.-]?key|private[_.-]?key|client[_.-]?secret|credentials?)[a-z0-9_.-]*["']?\s*(?::=|=>|[:=])\s*["'` + "`" + `]?([0-9A-Za-z_+/=.~!@#%^&*-]{8,200})`),
 		group:      1,
 		minEntropy: 3.5,
 		prefix:     fixed(0),
@@ -301,7 +308,7 @@ func scanRules(text string, specificOnly bool) []Finding {
 		if r.find != nil {
 			spans = r.find(text)
 		} else {
-			for _, m := range r.re.FindAllStringSubmatchIndex(text, -1) {
+			for _, m := range r.re().FindAllStringSubmatchIndex(text, -1) {
 				s, e := m[2*r.group], m[2*r.group+1]
 				if s >= 0 {
 					spans = append(spans, [2]int{s, e})
@@ -322,14 +329,14 @@ func scanRules(text string, specificOnly bool) []Finding {
 	return out
 }
 
-var base64Run = regexp.MustCompile(`[A-Za-z0-9+/_-]{40,}={0,2}`)
+var base64Run = lazyRegexp(`[A-Za-z0-9+/_-]{40,}={0,2}`)
 
 // scanBase64 decodes long base64 runs once and scans the result with the specific rules; a
 // finding covers the whole encoded run.
 func scanBase64(text string) []Finding {
 	var out []Finding
 	budget := MaxScanBytes
-	for _, m := range base64Run.FindAllStringIndex(text, -1) {
+	for _, m := range base64Run().FindAllStringIndex(text, -1) {
 		run := text[m[0]:m[1]]
 		var dec []byte
 		var err error

@@ -1,0 +1,19 @@
+package policy
+
+import (
+	"regexp"
+	"testing"
+)
+
+// TestSecretExpressionsCompile compiles every expression of the scanner, which are compiled on
+// first use rather than at start-up.
+func TestSecretExpressionsCompile(t *testing.T) {
+	for _, r := range secretRules {
+		if r.re != nil && r.re() == nil {
+			t.Errorf("rule %s: no expression", r.id)
+		}
+	}
+	for _, re := range []func() *regexp.Regexp{pemBegin, pemEnd, base64Run} {
+		_ = re()
+	}
+}
