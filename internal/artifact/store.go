@@ -1,14 +1,13 @@
 package artifact
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/reinhq/rein/internal/atomicfile"
 )
 
 // Store is a content-addressed blob store in a directory: the blob with digest
@@ -58,31 +57,7 @@ func (s *Store) Put(data []byte) (Digest, error) {
 	case !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrCorrupt):
 		return "", err
 	}
-	var rnd [8]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(dir, ".tmp-"+hex.EncodeToString(rnd[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return "", fmt.Errorf("artifact store: %w", err)
-	}
-	n, err := f.Write(data)
-	if err == nil && n != len(data) {
-		err = io.ErrShortWrite
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, final)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return "", fmt.Errorf("artifact store: put %s: %w", d, err)
-	}
-	if err := syncDir(dir); err != nil {
+	if err := atomicfile.Write(final, data, 0o644); err != nil {
 		return "", fmt.Errorf("artifact store: put %s: %w", d, err)
 	}
 	return d, nil
@@ -120,24 +95,9 @@ func (s *Store) ensureDirs(blobDir string) error {
 		if err != nil {
 			return err
 		}
-		if err := syncDir(filepath.Dir(d)); err != nil {
+		if err := atomicfile.SyncDir(filepath.Dir(d)); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// syncDir makes the entries of directory name durable. Directories are opened read-only:
-// O_WRONLY fails on Linux.
-func syncDir(name string) error {
-	d, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	serr := d.Sync()
-	cerr := d.Close()
-	if serr != nil {
-		return fmt.Errorf("fsync directory %s: %w", name, serr)
-	}
-	return cerr
 }

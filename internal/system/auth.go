@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/reinhq/rein/internal/atomicfile"
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/strictjson"
 )
@@ -115,7 +116,7 @@ func SaveKey(home, provider, key string) error {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(home, AuthFile), append(data, '\n'), 0o600)
+	return atomicfile.Write(filepath.Join(home, AuthFile), append(data, '\n'), 0o600)
 }
 
 // StoredProviders lists the providers with a key in auth.json.
@@ -132,40 +133,4 @@ func StoredProviders(home string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
-}
-
-// writeFileAtomic writes a temp file in the same directory, fsyncs it, renames it over path
-// and fsyncs the directory.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

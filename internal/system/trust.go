@@ -13,6 +13,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/reinhq/rein/internal/atomicfile"
 	"github.com/reinhq/rein/internal/contextpack"
 	"github.com/reinhq/rein/internal/strictjson"
 )
@@ -134,7 +135,7 @@ func SetTrust(home, root string, d TrustDecision) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(home, TrustFile), append(data, '\n'), 0o600)
+	return atomicfile.Write(filepath.Join(home, TrustFile), append(data, '\n'), 0o600)
 }
 
 // TrustStatus says how a project stands with the trust gate.
