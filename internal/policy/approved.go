@@ -11,10 +11,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/reinhq/rein/internal/procgroup"
 	"github.com/reinhq/rein/internal/sandbox"
 )
 
@@ -233,16 +233,7 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	cmd.Stdin = nil
 	cmd.Stdout = out
 	cmd.Stderr = out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var killed atomic.Bool
-	cmd.Cancel = func() error {
-		killed.Store(true)
-		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return err
-		}
-		return nil
-	}
-	cmd.WaitDelay = commandWaitDelay
+	killed := procgroup.Own(cmd, commandWaitDelay)
 
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -255,9 +246,9 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	res := Result{ID: c.ID, ExitCode: -1, Duration: time.Since(start)}
 	res.Output, res.TotalBytes, res.Truncated = out.result()
 	switch {
-	case killed.Load() && ctx.Err() != nil:
+	case killed() && ctx.Err() != nil:
 		res.Canceled = true
-	case killed.Load():
+	case killed():
 		res.TimedOut = true
 	case waitErr == nil || errors.Is(waitErr, exec.ErrWaitDelay):
 		res.ExitCode = cmd.ProcessState.ExitCode()

@@ -11,10 +11,10 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/reinhq/rein/internal/procgroup"
 	"github.com/reinhq/rein/internal/sandbox"
 	"github.com/reinhq/rein/internal/tool"
 )
@@ -196,17 +196,7 @@ func (b *Bash) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	// keeps its arrival order.
 	cmd.Stdout = out
 	cmd.Stderr = out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var killed atomic.Bool
-	cmd.Cancel = func() error {
-		killed.Store(true)
-		// The shell leads its group (Setpgid with Pgid 0), so -pid names the group.
-		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return err
-		}
-		return nil
-	}
-	cmd.WaitDelay = b.opts.WaitDelay
+	killed := procgroup.Own(cmd, b.opts.WaitDelay)
 
 	if err := cmd.Start(); err != nil {
 		if b.opts.Sandbox != nil {
@@ -219,10 +209,10 @@ func (b *Bash) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	text, d := out.result()
 	var trailer string
 	switch {
-	case killed.Load() && ctx.Err() != nil:
+	case killed() && ctx.Err() != nil:
 		d.Aborted = true
 		trailer = "Command aborted"
-	case killed.Load():
+	case killed():
 		d.TimedOut = true
 		trailer = fmt.Sprintf("Command timed out after %s seconds", timeoutText)
 	default:
