@@ -262,8 +262,8 @@ func reportCmd(args []string) error {
 		}
 		fmt.Fprintf(&b, "| %s (%s) | %s | %s | %s | %s |\n", m.name, m.unit, triple(rv, m.digits), triple(pv, m.digits), ratio, target)
 	}
-	fmt.Fprintf(&b, "\nRuns per harness: %s. The growth allowance of the 500-turn loop is the cost of the larger\n"+
-		"body, taken as 5 µs per KB of extra request (200 MB/s to encode, copy and send): %.2f ms for rein.\n",
+	fmt.Fprintf(&b, "\nRuns per harness: %s.\nThe growth allowance of the 500-turn loop is the cost of the larger body, taken as 5 µs per KB\n"+
+		"of extra request (200 MB/s to encode, copy and send): %.2f ms for rein.\n",
 		runCounts(res), growthAllow("rein"))
 
 	// Extra rows: rein without a session, to separate the fsync cost.
@@ -290,11 +290,11 @@ func reportCmd(args []string) error {
 		for _, f := range fsyncs {
 			meds, means, p90s = append(meds, f.MedianMS), append(means, f.MeanMS), append(p90s, f.P90MS)
 		}
-		fmt.Fprintf(&b, "\nfsync latency of the benchmark's file system, probed %d times during the run (%d appends\n"+
-			"of %d bytes, each fsynced, per probe; min / median / max over the probes): median %s ms,\n"+
-			"mean %s ms, 90th percentile %s ms. rein fsyncs 4 records between two model requests of\n"+
-			"a tool turn: the response, the tool's intent, the tool's result, the next call's intent.\n",
-			len(fsyncs), fsyncs[0].N, fsyncs[0].Bytes, triple(meds, 2), triple(means, 2), triple(p90s, 2))
+		fmt.Fprintf(&b, "\nfsync latency of the benchmark's file system, probed %d times during the run (%d appends of\n"+
+			"%d bytes, each fsynced, per probe). rein fsyncs 4 records between two model requests of a tool\n"+
+			"turn: the response, the tool's intent, the tool's result, the next call's intent.\n\n", len(fsyncs), fsyncs[0].N, fsyncs[0].Bytes)
+		b.WriteString("| fsync latency of a probe (ms) | min / median / max over the probes |\n|---|---|\n")
+		fmt.Fprintf(&b, "| median | %s |\n| mean | %s |\n| 90th percentile | %s |\n", triple(meds, 2), triple(means, 2), triple(p90s, 2))
 	}
 	b.WriteString("\n## Gap per turn, 500-turn read loop\n\n![per-turn gap against turn number](gap.svg)\n\n" +
 		"The thin line is, for each turn, the median over the runs of the gap after that turn; the thick\n" +
