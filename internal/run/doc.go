@@ -1,0 +1,63 @@
+// Package run is rein's delivery-run engine (shared/design/DELIVERY.md). This first part holds
+// the inputs that are fixed when a run starts and the deterministic stages around them; model
+// stages, contracts, gates and tickets build on it.
+//
+// # Project profile
+//
+// .rein/profile.yaml ([Profile]) is decoded strictly (unknown fields refused) and validated
+// ([ParseProfile]); every problem names its line. It declares required guidance files bound to
+// the sha256 of their bytes, verification commands (id → argv, required or not; no shell),
+// pinned skills (name, revision, path), a model policy and budget per role (workflow, writer,
+// review; the review model must differ from the writer's) and the harness it is compatible with.
+// Its digest is the sha256 of the file's bytes. [Approve] records approver, time and that digest
+// in .rein/profile.approval.json; any edit of the file (a comment included) changes the digest
+// and so invalidates the approval ([CheckApproval]). [Draft] proposes a profile from the
+// repository.
+//
+// # Workflow
+//
+// [DeliveryWorkflow] is the workflow as versioned data: every stage of DELIVERY.md in order, with
+// its kind (check, model, human, gate, terminal), role and gate. Its digest is the sha256 of its
+// JSON encoding and is part of the execution lock.
+//
+// # Starting a run
+//
+// [Start] refuses a profile that is invalid ([ErrInvalidProfile]), missing ([ErrNoProfile]) or
+// not approved ([ErrNotApproved]). It then writes three immutable artifacts (markdown with YAML
+// frontmatter; the digest-bound facts are a JSON block in the body, so they enter the artifact
+// digest) under <project>/.rein/runs/<run-id>/:
+//
+//	requirement.md             the requirement's bytes, as read at start
+//	requirement-snapshot.md    source path and version, content digest, summary, delivery branch
+//	execution-lock.md          harness version and binary digest, workflow digest, artifact and
+//	                           run schema versions, skill tree digests, guidance digests, role
+//	                           model policies and budgets, profile digest
+//
+// Each is written to a temporary file, fsynced, renamed and made read-only; an existing file is
+// never replaced. Then it creates the run ledger (type run, common ledger format) under
+// $REIN_HOME/runs/<run-id>/ whose header binds the artifact digests, and runs Preflight.
+//
+// # Ledger records
+//
+// The run ledger holds state and artifact references only — never requirement text, prompts or
+// transcripts. Kinds: run.started {project, artifacts}, stage.started / stage.completed
+// {stage, attempt, ...}, preflight.result {checks, gaps, artifact}, run.blocked {blockers},
+// run.aborted {reason}. Every record is fsynced before the command reports it.
+//
+// # Drift
+//
+// [Reconcile] compares every locked input with its current state: the running harness (version
+// and binary digest), the profile digest, each role's model policy, each guidance file's digest,
+// each skill's tree digest, the workflow digest, the requirement source and the run's own
+// artifacts. Start reconciles before and after Preflight; status does so on every call. Any
+// difference is a typed blocker (run_harness_package_drift, run_profile_drift,
+// run_model_policy_drift, run_guidance_drift, run_skill_drift, run_workflow_drift,
+// run_requirement_drift, run_lock_tampered) with recovery options, recorded once in the run
+// ledger; a blocked run stays blocked (nothing continues on a drifted input).
+//
+// # Skill tree digest
+//
+// The sha256 over the regular files under the skill's directory in lexical path order, each fed
+// as its slash-separated relative path, a NUL, its length in decimal, a NUL and its bytes. A
+// symbolic link or other non-regular file is refused.
+package run
