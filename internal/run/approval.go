@@ -23,9 +23,9 @@ type Approval struct {
 
 // ApprovalState is the approval as it stands against the current profile.
 type ApprovalState struct {
-	Approval *Approval      // nil when there is none
+	Approval *Approval       // nil when there is none
 	Current  artifact.Digest // the current profile's digest
-	Valid    bool           // an approval exists and names the current digest
+	Valid    bool            // an approval exists and names the current digest
 }
 
 // Describe says in one line whether the profile is approved.

@@ -1,0 +1,102 @@
+package run
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/reinhq/rein/internal/artifact"
+)
+
+// SkillTreeDigest is the digest of the directory tree at dir (see the package doc).
+func SkillTreeDigest(dir string) (artifact.Digest, error) {
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", p)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(rel), len(data))
+		h.Write(data)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return artifact.Digest(artifact.DigestPrefix + fmt.Sprintf("%x", h.Sum(nil))), nil
+}
+
+// FileDigest is the sha256 of a file's bytes.
+func FileDigest(path string) (artifact.Digest, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return artifact.Sum(data), nil
+}
+
+// ProjectRoot returns the top of the git work tree holding dir, or dir itself (absolute).
+func ProjectRoot(dir string) (string, error) {
+	if out, err := git(dir, "rev-parse", "--show-toplevel"); err == nil && out != "" {
+		return out, nil
+	}
+	return filepath.Abs(dir)
+}
+
+// git runs git -C dir args and returns its trimmed stdout.
+func git(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+// summary returns the requirement's first heading, else its first non-empty line, cut at 120
+// bytes on a rune boundary.
+func summary(text []byte) string {
+	first := ""
+	for _, l := range strings.Split(string(text), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || l == "---" {
+			continue
+		}
+		if strings.HasPrefix(l, "#") {
+			first = strings.TrimSpace(strings.TrimLeft(l, "#"))
+			break
+		}
+		if first == "" {
+			first = l
+		}
+	}
+	if len(first) > 120 {
+		cut := 120
+		for cut > 0 && !isRuneStart(first[cut]) {
+			cut--
+		}
+		first = first[:cut]
+	}
+	return first
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,280 @@
+package run
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"github.com/reinhq/rein/internal/artifact"
+	"github.com/reinhq/rein/internal/ledger"
+)
+
+// HistoryNote is what status says about session history.
+const HistoryNote = "session history is not used: this state is rebuilt from the run ledger and the locked artifacts"
+
+// Run is a run's state as rebuilt from its ledger.
+type Run struct {
+	ID       string
+	Project  string
+	Started  Started
+	Stage    string
+	Attempts map[string]int
+	Blockers []Blocker
+	Gaps     []Gap
+	Aborted  bool
+	Lock     *Lock
+	Snapshot *Snapshot
+}
+
+func runDir(home, id string) string { return filepath.Join(home, "runs", id) }
+
+// Latest returns the id of the newest run of project in home.
+func Latest(home, project string) (string, error) {
+	entries, err := os.ReadDir(filepath.Join(home, "runs"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	var ids []string
+	for _, e := range entries {
+		l, _, err := ledger.OpenReadOnly(runDir(home, e.Name()), ledger.Options{})
+		if err != nil {
+			continue
+		}
+		if h := l.Header(); h.Type == ledger.TypeRun && h.Bindings["project"] == project {
+			ids = append(ids, h.ID)
+		}
+		l.Close()
+	}
+	if len(ids) == 0 {
+		return "", fmt.Errorf("%w: no run of %s (start one with `rein run start --requirement FILE`)", ErrNoRun, project)
+	}
+	sort.Strings(ids)
+	return ids[len(ids)-1], nil
+}
+
+// openRun opens a run's ledger for writing and rebuilds its state.
+func openRun(home, id string) (*Run, *ledger.Ledger, error) {
+	if !ledger.ValidID(id) {
+		return nil, nil, fmt.Errorf("%w: %q", ErrNoRun, id)
+	}
+	dir := runDir(home, id)
+	if _, err := os.Stat(filepath.Join(dir, ledger.FileName)); err != nil {
+		return nil, nil, fmt.Errorf("%w: %s", ErrNoRun, id)
+	}
+	l, _, err := ledger.Open(dir, ledger.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &Run{ID: id, Attempts: map[string]int{}}
+	for rec, err := range l.Records() {
+		if err != nil {
+			l.Close()
+			return nil, nil, err
+		}
+		if err := r.apply(rec); err != nil {
+			l.Close()
+			return nil, nil, fmt.Errorf("run %s: record %d (%s): %w", id, rec.Seq, rec.Kind, err)
+		}
+	}
+	r.Project = r.Started.Project
+	return r, l, nil
+}
+
+func (r *Run) apply(rec ledger.Record) error {
+	switch rec.Kind {
+	case ledger.KindHeader, ledger.KindRecovery, ledger.KindSalvage:
+		return nil
+	case KindStarted:
+		r.Stage = StagePreflight
+		return json.Unmarshal(rec.Body, &r.Started)
+	case KindStageStarted:
+		var b stageBody
+		if err := json.Unmarshal(rec.Body, &b); err != nil {
+			return err
+		}
+		r.Stage = b.Stage
+		r.Attempts[b.Stage] = b.Attempt
+	case KindStageCompleted:
+		var b stageBody
+		if err := json.Unmarshal(rec.Body, &b); err != nil {
+			return err
+		}
+		r.Stage = DeliveryWorkflow().Next(b.Stage)
+	case KindPreflight:
+		var b preflightBody
+		if err := json.Unmarshal(rec.Body, &b); err != nil {
+			return err
+		}
+		r.Gaps = b.Gaps
+	case KindBlocked:
+		var b blockedBody
+		if err := json.Unmarshal(rec.Body, &b); err != nil {
+			return err
+		}
+		r.Blockers = append(r.Blockers, b.Blockers...)
+	case KindAborted:
+		r.Aborted = true
+	default:
+		if !ledger.Skippable(rec.Kind) {
+			return fmt.Errorf("unknown record kind")
+		}
+	}
+	return nil
+}
+
+func (r *Run) ref(id string) (artifact.Reference, bool) {
+	for _, a := range r.Started.Artifacts {
+		if a.ID == id {
+			return a, true
+		}
+	}
+	return artifact.Reference{}, false
+}
+
+// readArtifact reads a run artifact and checks it against the reference in the ledger.
+func (r *Run) readArtifact(id string) ([]byte, error) {
+	ref, ok := r.ref(id)
+	if !ok {
+		return nil, fmt.Errorf("the ledger names no %s artifact", id)
+	}
+	data, err := os.ReadFile(resolve(r.Project, ref.Path))
+	if err != nil {
+		return nil, err
+	}
+	if d := artifact.Sum(data); d != ref.FileDigest {
+		return nil, fmt.Errorf("%s has file digest %s, the ledger recorded %s", ref.Path, d, ref.FileDigest)
+	}
+	return data, nil
+}
+
+// Reconcile compares every locked input with its current state and returns a blocker for each
+// difference.
+func (r *Run) Reconcile(env Env) []Blocker {
+	var bs []Blocker
+	block := func(code, detail string, recovery ...string) {
+		recovery = append(recovery, "abort the run (rein run abort "+r.ID+") and start a new one on the current inputs")
+		bs = append(bs, Blocker{Code: code, Stage: r.Stage, Detail: detail, Recovery: recovery})
+	}
+	lockData, err := r.readArtifact(ArtLock)
+	var lock Lock
+	if err == nil {
+		err = decodeArtifact(lockData, &lock)
+	}
+	if err != nil {
+		block(BlockLockTampered, "execution lock: "+err.Error(), "restore the run's execution-lock.md from version control or backup")
+		return bs
+	}
+	r.Lock = &lock
+	var snap Snapshot
+	snapData, err := r.readArtifact(ArtSnapshot)
+	if err == nil {
+		err = decodeArtifact(snapData, &snap)
+	}
+	if err == nil {
+		_, err = r.readArtifact(ArtRequirement)
+	}
+	if err != nil {
+		block(BlockRequirementDrift, "requirement snapshot: "+err.Error(), "restore the run's requirement artifacts")
+	} else {
+		r.Snapshot = &snap
+		if d, err := FileDigest(resolve(r.Project, snap.Path)); err != nil {
+			block(BlockRequirementDrift, "requirement source "+snap.Path+" is missing or unreadable", "restore "+snap.Path+" (content digest "+string(snap.ContentDigest)+")")
+		} else if d != snap.ContentDigest {
+			block(BlockRequirementDrift, fmt.Sprintf("requirement source %s has digest %s; the snapshot has %s", snap.Path, d, snap.ContentDigest),
+				"restore "+snap.Path+" to the snapshot's content")
+		}
+	}
+	if env.Harness != lock.Harness {
+		block(BlockHarnessDrift, fmt.Sprintf("this harness is version %s binary %s; the run is locked to version %s binary %s",
+			env.Harness.Version, env.Harness.BinaryDigest, lock.Harness.Version, lock.Harness.BinaryDigest),
+			"continue with the locked harness binary (version "+lock.Harness.Version+")")
+	}
+	if d := env.Workflow.Digest(); d != lock.Workflow.Digest {
+		block(BlockWorkflowDrift, fmt.Sprintf("this harness runs workflow %s v%d (%s); the run is locked to %s v%d (%s)",
+			env.Workflow.ID, env.Workflow.Version, d, lock.Workflow.ID, lock.Workflow.Version, lock.Workflow.Digest),
+			"continue with a harness whose workflow digest is "+string(lock.Workflow.Digest))
+	}
+	profData, err := os.ReadFile(filepath.Join(r.Project, ProfilePath))
+	if err != nil {
+		block(BlockProfileDrift, ProfilePath+" is missing or unreadable", "restore "+ProfilePath+" (digest "+string(lock.ProfileDigest)+")")
+	} else if d := artifact.Sum(profData); d != lock.ProfileDigest {
+		block(BlockProfileDrift, fmt.Sprintf("%s has digest %s; the run is locked to %s", ProfilePath, d, lock.ProfileDigest),
+			"restore "+ProfilePath+" to the locked content (digest "+string(lock.ProfileDigest)+")")
+		var cur Profile
+		if p, err := ParseProfile(profData); err == nil {
+			cur = *p
+		}
+		for _, role := range Roles {
+			a, _ := json.Marshal(cur.Models[role])
+			b, _ := json.Marshal(lock.Models[role])
+			if string(a) != string(b) {
+				block(BlockModelPolicyDrift, fmt.Sprintf("the %s role's model policy (%s/%s) differs from the locked one (%s/%s, budget %d turns, %d tokens, %s)",
+					role, cur.Models[role].Provider, cur.Models[role].Model, lock.Models[role].Provider, lock.Models[role].Model,
+					lock.Models[role].Budget.ModelTurns, lock.Models[role].Budget.Tokens, lock.Models[role].Budget.Elapsed),
+					"restore models."+role+" in "+ProfilePath)
+			}
+		}
+	}
+	for _, g := range lock.Guidance {
+		d, err := FileDigest(filepath.Join(r.Project, filepath.FromSlash(g.Path)))
+		if err != nil {
+			bs = append(bs, withAbort(guidanceBlocker(r.Stage, g, "is missing or unreadable"), r.ID))
+		} else if string(d) != g.Digest {
+			bs = append(bs, withAbort(guidanceBlocker(r.Stage, g, "has digest "+string(d)), r.ID))
+		}
+	}
+	for _, s := range lock.Skills {
+		d, err := SkillTreeDigest(filepath.Join(r.Project, filepath.FromSlash(s.Path)))
+		if err != nil {
+			block(BlockSkillDrift, fmt.Sprintf("pinned skill %s@%s at %s: %v", s.Name, s.Revision, s.Path, err), "restore "+s.Path)
+		} else if d != s.TreeDigest {
+			block(BlockSkillDrift, fmt.Sprintf("pinned skill %s@%s at %s has tree digest %s; the run is locked to %s", s.Name, s.Revision, s.Path, d, s.TreeDigest),
+				"restore "+s.Path+" to revision "+s.Revision)
+		}
+	}
+	return bs
+}
+
+func withAbort(b Blocker, id string) Blocker {
+	b.Recovery = append(b.Recovery, "abort the run (rein run abort "+id+") and start a new one on the current inputs")
+	return b
+}
+
+// reconcileAndRecord reconciles and records the blockers not yet recorded; any blocker stops.
+func (r *Run) reconcileAndRecord(env Env, l *ledger.Ledger) error {
+	bs := r.Reconcile(env)
+	if len(bs) == 0 {
+		return nil
+	}
+	var fresh []Blocker
+	for _, b := range bs {
+		if !slices.ContainsFunc(r.Blockers, func(o Blocker) bool { return o.Code == b.Code && o.Detail == b.Detail }) {
+			fresh = append(fresh, b)
+		}
+	}
+	if len(fresh) > 0 {
+		if _, err := l.Append(ledger.Entry{Kind: KindBlocked, Body: blockedBody{Blockers: fresh}}); err != nil {
+			return err
+		}
+		r.Blockers = append(r.Blockers, fresh...)
+	}
+	return &BlockedError{RunID: r.ID, Blockers: r.Blockers}
+}
+
+// Abort records that the run was aborted.
+func Abort(env Env, id, reason string) error {
+	r, l, err := openRun(env.Home, id)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	if r.Aborted {
+		return fmt.Errorf("%w: run %s was already aborted", ErrFinished, id)
+	}
+	_, err = l.Append(ledger.Entry{Kind: KindAborted, Body: abortedBody{Reason: reason}})
+	return err
+}

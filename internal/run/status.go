@@ -1,0 +1,162 @@
+package run
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+)
+
+// Report is what `rein run status` shows: ids, digests, versions, branch, stage, gates and
+// blockers — never the requirement text, its summary, prompts or transcripts.
+type Report struct {
+	RunID     string               `json:"runId"`
+	Project   string               `json:"project"`
+	State     string               `json:"state"` // running, blocked, aborted
+	Stage     string               `json:"stage"`
+	Branch    string               `json:"branch,omitempty"`
+	Attempts  map[string]int       `json:"attempts"`
+	Gates     []GateReport         `json:"gates"`
+	Blockers  []Blocker            `json:"blockers"`
+	Gaps      []Gap                `json:"gaps"`
+	Locked    *Lock                `json:"locked,omitempty"`
+	Artifacts []ArtifactReport     `json:"artifacts"`
+	Usage     map[string]RoleUsage `json:"usage"`
+	History   string               `json:"history"`
+}
+
+// GateReport is a gate's state and the digest it approved ("" while pending).
+type GateReport struct {
+	Gate   string `json:"gate"`
+	Stage  string `json:"stage"`
+	State  string `json:"state"`
+	Digest string `json:"digest,omitempty"`
+}
+
+// ArtifactReport names an artifact by id, path and digests.
+type ArtifactReport struct {
+	ID         string `json:"id"`
+	Path       string `json:"path"`
+	Digest     string `json:"digest"`
+	FileDigest string `json:"fileDigest"`
+}
+
+// RoleUsage is what a role spent.
+type RoleUsage struct {
+	ModelTurns int     `json:"modelTurns"`
+	Tokens     int     `json:"tokens"`
+	CostUSD    float64 `json:"costUsd"`
+}
+
+// Status rebuilds run id from its ledger, reconciles its locked inputs (recording new blockers)
+// and reports. A blocked run returns the report and a *BlockedError.
+func Status(env Env, id string) (*Report, error) {
+	r, l, err := openRun(env.Home, id)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	var blockErr error
+	if !r.Aborted {
+		blockErr = r.reconcileAndRecord(env, l)
+		if _, ok := blockErr.(*BlockedError); blockErr != nil && !ok {
+			return nil, blockErr
+		}
+	}
+	rep := &Report{RunID: r.ID, Project: r.Project, Stage: r.Stage, Attempts: r.Attempts, Blockers: r.Blockers,
+		Gaps: r.Gaps, Locked: r.Lock, Usage: map[string]RoleUsage{}, History: HistoryNote}
+	if rep.Blockers == nil {
+		rep.Blockers = []Blocker{}
+	}
+	if rep.Gaps == nil {
+		rep.Gaps = []Gap{}
+	}
+	if r.Snapshot != nil {
+		rep.Branch = r.Snapshot.Branch
+	}
+	for _, a := range r.Started.Artifacts {
+		rep.Artifacts = append(rep.Artifacts, ArtifactReport{a.ID, a.Path, string(a.Digest), string(a.FileDigest)})
+	}
+	for _, s := range DeliveryWorkflow().Stages {
+		if s.Kind == KindGate {
+			rep.Gates = append(rep.Gates, GateReport{Gate: s.Gate, Stage: s.ID, State: "pending"})
+		}
+	}
+	for _, role := range Roles {
+		rep.Usage[role] = RoleUsage{}
+	}
+	switch {
+	case r.Aborted:
+		rep.State = "aborted"
+	case len(r.Blockers) > 0:
+		rep.State = "blocked"
+		if blockErr == nil {
+			blockErr = &BlockedError{RunID: r.ID, Blockers: r.Blockers}
+		}
+	default:
+		rep.State = "running"
+	}
+	return rep, blockErr
+}
+
+// WriteText writes the report for a terminal.
+func (rep *Report) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "run: %s\nproject: %s\nstate: %s\nstage: %s\n", rep.RunID, rep.Project, rep.State, rep.Stage)
+	if rep.Branch != "" {
+		fmt.Fprintf(w, "delivery branch: %s\n", rep.Branch)
+	}
+	for _, st := range slices.Sorted(maps.Keys(rep.Attempts)) {
+		fmt.Fprintf(w, "attempts: %s %d\n", st, rep.Attempts[st])
+	}
+	for _, g := range rep.Gates {
+		d := g.Digest
+		if d == "" {
+			d = "-"
+		}
+		fmt.Fprintf(w, "gate: %s (%s) %s %s\n", g.Gate, g.Stage, g.State, d)
+	}
+	for _, a := range rep.Artifacts {
+		fmt.Fprintf(w, "artifact: %s %s digest %s fileDigest %s\n", a.ID, a.Path, a.Digest, a.FileDigest)
+	}
+	if l := rep.Locked; l != nil {
+		fmt.Fprintf(w, "locked harness: %s %s\n", l.Harness.Version, l.Harness.BinaryDigest)
+		fmt.Fprintf(w, "locked workflow: %s v%d %s\n", l.Workflow.ID, l.Workflow.Version, l.Workflow.Digest)
+		fmt.Fprintf(w, "locked profile: %s\n", l.ProfileDigest)
+		fmt.Fprintf(w, "locked schema: run v%d, artifact normalization v%d\n", l.RunSchemaVersion, l.ArtifactSchemaVersion)
+		for _, g := range l.Guidance {
+			fmt.Fprintf(w, "locked guidance: %s %s\n", g.Path, g.Digest)
+		}
+		for _, s := range l.Skills {
+			fmt.Fprintf(w, "locked skill: %s@%s %s %s\n", s.Name, s.Revision, s.Path, s.TreeDigest)
+		}
+		for _, role := range Roles {
+			m := l.Models[role]
+			fmt.Fprintf(w, "locked model: %s %s/%s thinking %s budget %d turns %d tokens %s\n", role, m.Provider, m.Model, orDash(m.Thinking), m.Budget.ModelTurns, m.Budget.Tokens, m.Budget.Elapsed)
+		}
+	}
+	for _, role := range Roles {
+		u := rep.Usage[role]
+		fmt.Fprintf(w, "usage: %s %d turns %d tokens $%.4f\n", role, u.ModelTurns, u.Tokens, u.CostUSD)
+	}
+	for _, g := range rep.Gaps {
+		kind := "optional"
+		if g.Required {
+			kind = "required"
+		}
+		fmt.Fprintf(w, "gap: %s (%s, %s): %s\n", g.ID, kind, g.Source, g.Detail)
+	}
+	for _, b := range rep.Blockers {
+		fmt.Fprintf(w, "blocker: %s (stage %s): %s\n", b.Code, b.Stage, b.Detail)
+		for _, r := range b.Recovery {
+			fmt.Fprintf(w, "  recovery: %s\n", r)
+		}
+	}
+	fmt.Fprintf(w, "%s\n", rep.History)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
