@@ -7,6 +7,7 @@ import (
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/ledger"
 	"github.com/reinhq/rein/internal/llm"
+	delivery "github.com/reinhq/rein/internal/run"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/system"
 )
@@ -43,7 +44,7 @@ var exitTable = []struct {
 	{func(err error) bool { _, ok := errors.AsType[*kernel.BudgetError](err); return ok }, ExitBudget},
 	{func(err error) bool {
 		return errors.Is(err, ErrBlocked) || errors.Is(err, kernel.ErrNeedsApproval) || errors.Is(err, kernel.ErrHookBlocked) ||
-			errors.Is(err, system.ErrTrustRequired)
+			errors.Is(err, system.ErrTrustRequired) || errors.Is(err, delivery.ErrBlocked) || errors.Is(err, delivery.ErrNotApproved)
 	}, ExitBlocked},
 	{func(err error) bool {
 		for _, s := range []error{ledger.ErrCorrupt, ledger.ErrLocked, ledger.ErrRollback, ledger.ErrIncomplete,
@@ -58,7 +59,9 @@ var exitTable = []struct {
 	{func(err error) bool { _, ok := errors.AsType[*llm.Error](err); return ok }, ExitModel},
 	{func(err error) bool {
 		return errors.Is(err, ErrUsage) || errors.Is(err, system.ErrConfig) || errors.Is(err, llm.ErrBadModelsFile) ||
-			errors.Is(err, system.ErrAuthPermissions) || errors.Is(err, system.ErrNoSession) || errors.Is(err, session.ErrBadForkPoint)
+			errors.Is(err, system.ErrAuthPermissions) || errors.Is(err, system.ErrNoSession) || errors.Is(err, session.ErrBadForkPoint) ||
+			errors.Is(err, delivery.ErrInvalidProfile) || errors.Is(err, delivery.ErrNoProfile) || errors.Is(err, delivery.ErrNoRun) ||
+			errors.Is(err, delivery.ErrUsage) || errors.Is(err, delivery.ErrFinished)
 	}, ExitUsage},
 }
 

@@ -82,7 +82,7 @@ through confined tools, until it is done or a budget is reached.
 		return fmt.Errorf("%w: %v (see rein --help)", ErrUsage, err)
 	})
 	o.register(root)
-	root.AddCommand(newModelsCmd(e), newAuthCmd(e), newDemoCmd(e), newSessionCmd(e), newContextCmd(e), newCompactCmd(e), newTrustCmd(e), newStatsCmd(e))
+	root.AddCommand(newModelsCmd(e), newAuthCmd(e), newDemoCmd(e), newSessionCmd(e), newContextCmd(e), newCompactCmd(e), newTrustCmd(e), newStatsCmd(e), newProfileCmd(e), newDeliveryRunCmd(e))
 	usageArgs(root)
 	return root
 }

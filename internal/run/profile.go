@@ -44,7 +44,7 @@ type Profile struct {
 	Version      int                     `yaml:"version"`
 	Guidance     []Guidance              `yaml:"guidance"`
 	Verification map[string]Verification `yaml:"verification"`
-	Skills       []Skill                 `yaml:"skills"`
+	Skills       []Skill                 `yaml:"skills,omitempty"`
 	Models       map[string]ModelPolicy  `yaml:"models"`
 	Harness      Harness                 `yaml:"harness"`
 }

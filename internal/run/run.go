@@ -263,7 +263,7 @@ func harnessCompatible(want, have Harness) error {
 func newRunID(now time.Time) string {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
-	return "r" + now.Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+	return "r" + now.Format("20060102T150405.000000Z") + "-" + hex.EncodeToString(b[:])
 }
 
 // projectPath returns p relative to the project (slash-separated) when inside it, else absolute.

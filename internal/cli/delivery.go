@@ -1,0 +1,233 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reinhq/rein/internal/artifact"
+	delivery "github.com/reinhq/rein/internal/run"
+	"github.com/reinhq/rein/internal/system"
+)
+
+// projectRoot is the git work tree holding the current directory, or the directory itself.
+func projectRoot() (string, error) { return delivery.ProjectRoot(".") }
+
+func newProfileCmd(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "profile",
+		Short: "Draft, validate, show and approve the project profile (.rein/profile.yaml)",
+		Long: `The project profile fixes what a delivery run may use: required guidance files with their
+digests, verification commands, pinned skills, each role's model and budget, and the harness.
+A run starts only on a valid profile whose approval names its current digest.`,
+	}
+	initCmd := &cobra.Command{
+		Use: "init", Short: "Write a draft .rein/profile.yaml from what the repository holds",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root, err := projectRoot()
+			if err != nil {
+				return err
+			}
+			path := filepath.Join(root, delivery.ProfilePath)
+			if _, err := os.Stat(path); err == nil {
+				return fmt.Errorf("%w: %s exists; edit it, or remove it to draft a new one", ErrUsage, delivery.ProfilePath)
+			}
+			p, err := delivery.Draft(root, version())
+			if err != nil {
+				return err
+			}
+			data, err := p.Marshal()
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "wrote a draft %s: review it, then run `rein profile approve`\n", delivery.ProfilePath)
+			return nil
+		},
+	}
+	validateCmd := &cobra.Command{
+		Use: "validate", Short: "Check .rein/profile.yaml (strict; errors name their lines)",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root, err := projectRoot()
+			if err != nil {
+				return err
+			}
+			lp, err := delivery.LoadProfile(root)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "%s is valid (%s)\n", delivery.ProfilePath, lp.Digest)
+			return nil
+		},
+	}
+	showCmd := &cobra.Command{
+		Use: "show", Short: "Print the profile, its digest and whether it is approved",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root, err := projectRoot()
+			if err != nil {
+				return err
+			}
+			lp, err := delivery.LoadProfile(root)
+			if err != nil {
+				return err
+			}
+			st, err := delivery.CheckApproval(root, lp.Digest)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "profile: %s\ndigest: %s\napproval: %s\n\n%s", delivery.ProfilePath, lp.Digest, st.Describe(), lp.Bytes)
+			return nil
+		},
+	}
+	var approver string
+	approveCmd := &cobra.Command{
+		Use: "approve", Short: "Approve the current profile: records approver, time and its digest",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root, err := projectRoot()
+			if err != nil {
+				return err
+			}
+			if approver == "" {
+				approver = e.getenv("USER")
+			}
+			if approver == "" {
+				return fmt.Errorf("%w: name the approver with --approver", ErrUsage)
+			}
+			a, err := delivery.Approve(root, approver, time.Now())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "approved %s (%s) by %s; any edit needs a new approval\n", delivery.ProfilePath, a.ProfileDigest, a.Approver)
+			return nil
+		},
+	}
+	approveCmd.Flags().StringVar(&approver, "approver", "", "who approves (default $USER)")
+	c.AddCommand(initCmd, validateCmd, showCmd, approveCmd)
+	return c
+}
+
+// runEnv is the delivery-run environment of this process.
+func runEnv(e *env) (delivery.Env, error) {
+	home, err := system.Home(e.getenv)
+	if err != nil {
+		return delivery.Env{}, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return delivery.Env{}, err
+	}
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		return delivery.Env{}, err
+	}
+	return delivery.Env{Home: home, Harness: delivery.Harness{Version: version(), BinaryDigest: string(artifact.Sum(data))},
+		Workflow: delivery.DeliveryWorkflow()}, nil
+}
+
+func newDeliveryRunCmd(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "Delivery runs: start, status, abort",
+		Long: `A delivery run takes one requirement through fixed stages (see README, "Delivery runs"). So far:
+start (snapshot, execution lock, run ledger, Preflight), status and abort.`,
+	}
+	var reqFile, branch string
+	start := &cobra.Command{
+		Use: "start --requirement FILE [--branch NAME]", Short: "Start a run on an approved profile",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if reqFile == "" {
+				return fmt.Errorf("%w: rein run start needs --requirement FILE", ErrUsage)
+			}
+			env, err := runEnv(e)
+			if err != nil {
+				return err
+			}
+			root, err := projectRoot()
+			if err != nil {
+				return err
+			}
+			id, err := delivery.Start(env, delivery.StartOptions{Project: root, Requirement: reqFile, Branch: branch})
+			if id != "" {
+				fmt.Fprintf(e.stdout, "run: %s\n", id)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "preflight passed; next stage: %s (see `rein run status %s`)\n", delivery.StageResearch, id)
+			return nil
+		},
+	}
+	start.Flags().StringVar(&reqFile, "requirement", "", "the requirement file")
+	start.Flags().StringVar(&branch, "branch", "", "the delivery branch (default rein/<run-id>)")
+	var asJSON bool
+	status := &cobra.Command{
+		Use: "status [RUN]", Short: "Show a run's stage, gates, blockers and locked inputs (never its text)",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			env, err := runEnv(e)
+			if err != nil {
+				return err
+			}
+			id, err := runArg(env, args)
+			if err != nil {
+				return err
+			}
+			rep, err := delivery.Status(env, id)
+			if rep == nil {
+				return err
+			}
+			if asJSON {
+				data, _ := json.MarshalIndent(rep, "", "  ")
+				fmt.Fprintf(e.stdout, "%s\n", data)
+			} else {
+				rep.WriteText(e.stdout)
+			}
+			if err != nil {
+				return fmt.Errorf("%w: run %s is blocked (%d blocker(s) above)", delivery.ErrBlocked, id, len(rep.Blockers))
+			}
+			return nil
+		},
+	}
+	status.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	abort := &cobra.Command{
+		Use: "abort RUN", Short: "Abort a run", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			env, err := runEnv(e)
+			if err != nil {
+				return err
+			}
+			if err := delivery.Abort(env, args[0], "aborted by rein run abort"); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "aborted run %s\n", args[0])
+			return nil
+		},
+	}
+	c.AddCommand(start, status, abort)
+	return c
+}
+
+func runArg(env delivery.Env, args []string) (string, error) {
+	if len(args) == 1 {
+		return args[0], nil
+	}
+	root, err := projectRoot()
+	if err != nil {
+		return "", err
+	}
+	return delivery.Latest(env.Home, root)
+}
