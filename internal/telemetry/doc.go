@@ -42,8 +42,9 @@
 //
 // # Exporters
 //
-// [New] builds a tracer provider with one exporter: OTLP over HTTP/protobuf (configured by the
-// standard OTEL_EXPORTER_OTLP_* variables), the OpenTelemetry stdout exporter (written to
+// [New] builds a tracer provider with one exporter: OTLP/HTTP with the JSON encoding (rein's own
+// exporter in otlp.go, configured by the standard OTEL_EXPORTER_OTLP_* variables; it keeps
+// gRPC and the protobuf runtime out of the binary), the OpenTelemetry stdout exporter (written to
 // standard error, so rein's own output stays clean), or a file of JSON spans. Tracing is off
 // unless asked for; a nil [*Tracer] and a nil [*Instrument] pass everything through.
 // [Tracer.Shutdown] flushes. rein never installs a global tracer provider: provider SDKs that

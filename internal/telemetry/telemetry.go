@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -50,9 +49,9 @@ type Config struct {
 	// Stderr is where the stdout exporter writes (rein's own standard output is reserved for
 	// its answers and events); nil means os.Stderr.
 	Stderr io.Writer
-	// Getenv reads OTEL_EXPORTER_OTLP_PROTOCOL and OTEL_EXPORTER_OTLP_TRACES_PROTOCOL to refuse a
-	// protocol other than http/protobuf; nil means os.Getenv. The OTLP exporter itself reads
-	// the standard OTEL_EXPORTER_OTLP_* variables from the process environment.
+	// Getenv reads the standard OTEL_EXPORTER_OTLP_* variables that configure the OTLP
+	// exporter (endpoint, headers, timeout, compression, certificates; a protocol other than
+	// http/json is refused); nil means os.Getenv.
 	Getenv func(string) string
 	// Version is rein's version, exported as service.version.
 	Version string
@@ -120,14 +119,9 @@ func New(ctx context.Context, cfg Config) (*Tracer, error) {
 		t.exp = &reporting{SpanExporter: cfg.Export}
 		opt = sdktrace.WithSyncer(t.exp)
 	case cfg.Exporter == ExportOTLP:
-		for _, v := range []string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
-			if p := getenv(v); p != "" && p != "http/protobuf" {
-				return nil, fmt.Errorf("%w: %s=%s: rein exports OTLP over HTTP with protobuf only (http/protobuf)", ErrConfig, v, p)
-			}
-		}
-		exp, err := otlptracehttp.New(ctx)
+		exp, err := newOTLPExporter(getenv)
 		if err != nil {
-			return nil, fmt.Errorf("%w: otlp: %v", ErrConfig, err)
+			return nil, err
 		}
 		t.exp = &reporting{SpanExporter: exp}
 		opt = sdktrace.WithBatcher(t.exp)

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,8 +21,6 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/llm"
@@ -81,8 +83,54 @@ func run(t testing.TB, tr *telemetry.Tracer, scenario string, cfg kernel.Config,
 	return out
 }
 
+// otlpJSON is the part of an OTLP/JSON ExportTraceServiceRequest the test reads, decoded by
+// hand so that the encoding itself is checked: ids as hex, 64-bit integers as strings.
+type otlpJSON struct {
+	ResourceSpans []struct {
+		Resource struct {
+			Attributes []otlpKV `json:"attributes"`
+		} `json:"resource"`
+		ScopeSpans []struct {
+			Scope struct {
+				Name    string `json:"name"`
+				Version string `json:"version"`
+			} `json:"scope"`
+			Spans []otlpSpan `json:"spans"`
+		} `json:"scopeSpans"`
+	} `json:"resourceSpans"`
+}
+
+type otlpSpan struct {
+	TraceID           string   `json:"traceId"`
+	SpanID            string   `json:"spanId"`
+	ParentSpanID      string   `json:"parentSpanId"`
+	Name              string   `json:"name"`
+	Kind              *int     `json:"kind"`
+	StartTimeUnixNano string   `json:"startTimeUnixNano"`
+	EndTimeUnixNano   string   `json:"endTimeUnixNano"`
+	Attributes        []otlpKV `json:"attributes"`
+	Status            *struct {
+		Code int `json:"code"`
+	} `json:"status"`
+}
+
+type otlpKV struct {
+	Key   string         `json:"key"`
+	Value map[string]any `json:"value"`
+}
+
+// str renders an AnyValue as its one field and JSON value, e.g. intValue="120".
+func (kv otlpKV) str() string {
+	var parts []string
+	for k, v := range kv.Value {
+		b, _ := json.Marshal(v)
+		parts = append(parts, k+"="+string(b))
+	}
+	return strings.Join(parts, ",")
+}
+
 // TestOTLPExport exports a run over OTLP/HTTP to a receiver configured only through the
-// standard environment variables, and decodes the protobuf it receives.
+// standard environment variables, and decodes the JSON it receives.
 func TestOTLPExport(t *testing.T) {
 	var (
 		mu      sync.Mutex
@@ -103,17 +151,17 @@ func TestOTLPExport(t *testing.T) {
 		mu.Lock()
 		bodies, headers = append(bodies, data), append(headers, r.Header.Clone())
 		mu.Unlock()
-		if r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" {
-			t.Errorf("%s %s (%s), want POST /v1/traces with protobuf", r.Method, r.URL.Path, r.Header.Get("Content-Type"))
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s %s (%s), want POST /v1/traces with JSON", r.Method, r.URL.Path, r.Header.Get("Content-Type"))
 		}
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		resp, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
-		w.Write(resp)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{}`)
 	}))
 	defer srv.Close()
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
-	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-team=agents")
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL+"/")
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-team=agents,x-note=a%20b")
 	t.Setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip")
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
 	t.Setenv("OTEL_SERVICE_NAME", "rein-ci")
 
 	tr, err := telemetry.New(context.Background(), telemetry.Config{Exporter: telemetry.ExportOTLP, Version: "v9.9.9"})
@@ -130,29 +178,50 @@ func TestOTLPExport(t *testing.T) {
 	if len(bodies) == 0 {
 		t.Fatal("the receiver got nothing")
 	}
-	if headers[0].Get("X-Team") != "agents" || headers[0].Get("Content-Encoding") != "gzip" {
+	if headers[0].Get("X-Team") != "agents" || headers[0].Get("X-Note") != "a b" || headers[0].Get("Content-Encoding") != "gzip" {
 		t.Errorf("OTEL_EXPORTER_OTLP_HEADERS/COMPRESSION not honoured: %v", headers[0])
 	}
 	names := map[string]int{}
 	attrs := map[string]map[string]string{} // span name -> key -> value (last span of that name)
 	resource := map[string]string{}
+	byID := map[string]otlpSpan{}
+	var all []otlpSpan
+	traceIDs := map[string]bool{}
+	hexID := regexp.MustCompile(`^[0-9a-f]+$`)
 	for _, b := range bodies {
-		var req collectortrace.ExportTraceServiceRequest
-		if err := proto.Unmarshal(b, &req); err != nil {
-			t.Fatalf("decoding the export: %v", err)
+		var req otlpJSON
+		if err := json.Unmarshal(b, &req); err != nil {
+			t.Fatalf("decoding the export: %v\n%s", err, b)
 		}
 		for _, rs := range req.ResourceSpans {
 			for _, kv := range rs.Resource.Attributes {
-				resource[kv.Key] = kv.Value.String()
+				resource[kv.Key] = kv.str()
 			}
 			for _, ss := range rs.ScopeSpans {
+				if ss.Scope.Name != "github.com/reinhq/rein/internal/telemetry" || ss.Scope.Version != "v9.9.9" {
+					t.Errorf("scope %+v", ss.Scope)
+				}
 				for _, s := range ss.Spans {
 					names[s.Name]++
 					m := map[string]string{}
 					for _, kv := range s.Attributes {
-						m[kv.Key] = kv.Value.String()
+						m[kv.Key] = kv.str()
 					}
 					attrs[s.Name] = m
+					byID[s.SpanID] = s
+					all = append(all, s)
+					traceIDs[s.TraceID] = true
+					if len(s.TraceID) != 32 || len(s.SpanID) != 16 || !hexID.MatchString(s.TraceID+s.SpanID) {
+						t.Errorf("%s: ids %q/%q, want lowercase hex", s.Name, s.TraceID, s.SpanID)
+					}
+					start, err1 := strconv.ParseInt(s.StartTimeUnixNano, 10, 64)
+					end, err2 := strconv.ParseInt(s.EndTimeUnixNano, 10, 64)
+					if err1 != nil || err2 != nil || start <= 0 || end < start {
+						t.Errorf("%s: times %q..%q", s.Name, s.StartTimeUnixNano, s.EndTimeUnixNano)
+					}
+					if s.Kind == nil || s.Status == nil {
+						t.Errorf("%s: kind or status missing", s.Name)
+					}
 				}
 			}
 		}
@@ -166,23 +235,42 @@ func TestOTLPExport(t *testing.T) {
 	if names[telemetry.SpanSessionWrite] == 0 {
 		t.Errorf("no session writes exported")
 	}
+	if len(traceIDs) != 1 {
+		t.Errorf("%d traces, want the run in one", len(traceIDs))
+	}
+	// Parent links: the run is the root, every other span's parent was exported too.
+	parentName := func(s otlpSpan) string { return byID[s.ParentSpanID].Name }
+	for _, s := range all {
+		switch {
+		case s.Name == telemetry.SpanRun:
+			if s.ParentSpanID != "" {
+				t.Errorf("the run has a parent %q", s.ParentSpanID)
+			}
+		case s.ParentSpanID == "" || byID[s.ParentSpanID].Name == "":
+			t.Errorf("%s: parent %q not exported", s.Name, s.ParentSpanID)
+		case s.Name == telemetry.SpanTurn && parentName(s) != telemetry.SpanRun,
+			s.Name == telemetry.SpanAIRequest && parentName(s) != telemetry.SpanStep,
+			s.Name == telemetry.SpanTool && parentName(s) != telemetry.SpanTurn:
+			t.Errorf("%s: parent %s", s.Name, parentName(s))
+		}
+	}
 	ai := attrs[telemetry.SpanAIRequest]
 	for k, want := range map[string]string{
-		telemetry.GenAIRequestModel:      `string_value:"script"`,
-		telemetry.GenAIResponseModel:     `string_value:"script-answer"`,
-		telemetry.GenAIUsageInputTokens:  `int_value:120`,
-		telemetry.GenAIUsageOutputTokens: `int_value:5`,
-		telemetry.GenAIProviderName:      `string_value:"script"`,
-		telemetry.GenAIConversationID:    `string_value:"s-1"`,
+		telemetry.GenAIRequestModel:      `stringValue="script"`,
+		telemetry.GenAIResponseModel:     `stringValue="script-answer"`,
+		telemetry.GenAIUsageInputTokens:  `intValue="120"`,
+		telemetry.GenAIUsageOutputTokens: `intValue="5"`,
+		telemetry.GenAIProviderName:      `stringValue="script"`,
+		telemetry.GenAIConversationID:    `stringValue="s-1"`,
 	} {
-		if !strings.Contains(ai[k], want) {
+		if ai[k] != want {
 			t.Errorf("ai request %s = %s, want %s", k, ai[k], want)
 		}
 	}
-	if tool := attrs[telemetry.SpanTool]; !strings.Contains(tool[telemetry.AttrToolReplay], `"safe"`) || !strings.Contains(tool[telemetry.GenAIToolName], `"echo"`) {
+	if tool := attrs[telemetry.SpanTool]; tool[telemetry.AttrToolReplay] != `stringValue="safe"` || tool[telemetry.GenAIToolName] != `stringValue="echo"` {
 		t.Errorf("tool attributes: %v", tool)
 	}
-	if !strings.Contains(resource["service.name"], "rein-ci") || !strings.Contains(resource["service.version"], "v9.9.9") {
+	if resource["service.name"] != `stringValue="rein-ci"` || resource["service.version"] != `stringValue="v9.9.9"` {
 		t.Errorf("resource: %v", resource)
 	}
 	for k := range resource {
@@ -365,9 +453,11 @@ func TestOffPassesThrough(t *testing.T) {
 			t.Errorf("--trace %q accepted", bad)
 		}
 	}
-	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
-	if _, err := telemetry.New(context.Background(), telemetry.Config{Exporter: telemetry.ExportOTLP}); err == nil || !strings.Contains(err.Error(), "http/protobuf") {
-		t.Errorf("grpc protocol: %v", err)
+	for _, p := range []string{"grpc", "http/protobuf"} {
+		t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", p)
+		if _, err := telemetry.New(context.Background(), telemetry.Config{Exporter: telemetry.ExportOTLP}); !errors.Is(err, telemetry.ErrConfig) || !strings.Contains(err.Error(), "http/json") {
+			t.Errorf("%s protocol: %v", p, err)
+		}
 	}
 }
 
