@@ -140,9 +140,9 @@ func runEnv(e *env) (delivery.Env, error) {
 func newDeliveryRunCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run",
-		Short: "Delivery runs: start, status, abort",
+		Short: "Delivery runs: start, next, status, abort",
 		Long: `A delivery run takes one requirement through fixed stages (see README, "Delivery runs"). So far:
-start (snapshot, execution lock, run ledger, Preflight), status and abort.`,
+start (snapshot, execution lock, run ledger, Preflight), next (Research), status and abort.`,
 	}
 	var reqFile, branch string
 	start := &cobra.Command{
@@ -217,7 +217,27 @@ start (snapshot, execution lock, run ledger, Preflight), status and abort.`,
 			return nil
 		},
 	}
-	c.AddCommand(start, status, abort)
+	next := &cobra.Command{
+		Use: "next [RUN]", Short: "Run the run's current stage (so far: Research, in fresh sessions of the workflow role)",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			env, err := runEnv(e)
+			if err != nil {
+				return err
+			}
+			id, err := runArg(env, args)
+			if err != nil {
+				return err
+			}
+			stage, err := delivery.Next(cmd.Context(), env, id)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "run: %s\nstage %s completed; see `rein run status %s`\n", id, stage, id)
+			return nil
+		},
+	}
+	c.AddCommand(start, status, next, abort)
 	return c
 }
 

@@ -61,7 +61,7 @@ var exitTable = []struct {
 		return errors.Is(err, ErrUsage) || errors.Is(err, system.ErrConfig) || errors.Is(err, llm.ErrBadModelsFile) ||
 			errors.Is(err, system.ErrAuthPermissions) || errors.Is(err, system.ErrNoSession) || errors.Is(err, session.ErrBadForkPoint) ||
 			errors.Is(err, delivery.ErrInvalidProfile) || errors.Is(err, delivery.ErrNoProfile) || errors.Is(err, delivery.ErrNoRun) ||
-			errors.Is(err, delivery.ErrUsage) || errors.Is(err, delivery.ErrFinished)
+			errors.Is(err, delivery.ErrUsage) || errors.Is(err, delivery.ErrFinished) || errors.Is(err, delivery.ErrNotRunnable)
 	}, ExitUsage},
 }
 

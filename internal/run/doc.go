@@ -42,7 +42,19 @@
 // The run ledger holds state and artifact references only — never requirement text, prompts or
 // transcripts. Kinds: run.started {project, artifacts}, stage.started / stage.completed
 // {stage, attempt, ...}, preflight.result {checks, gaps, artifact}, run.blocked {blockers},
-// run.aborted {reason}. Every record is fsynced before the command reports it.
+// run.aborted {reason}, stage.attempt (see Research). Every record is fsynced before the
+// command reports it.
+//
+// # Research
+//
+// [Next] runs the current stage; so far that is Research. Each attempt is a fresh session
+// ledger under $REIN_HOME/runs/<run-id>/stages/research-<n>/ with the workflow role's tools
+// (read-only, filtered by policy.SurfaceFor, plus contract.StageResult), [ResearchSystem] and
+// one request ([ResearchRequest]) starting with [RequestPrefix]; contextpack.CutAtPrefix cuts
+// every model request there. The accepted contract becomes research.md (immutable); a
+// stage.attempt record {stage, attempt, outcome, reason, artifact, contractDigest, session
+// {id, dir, seq, hash}, turns, tokens, costUsd} settles every attempt. Up to
+// [MaxStageAttempts] attempts within the role's modelTurns, then [BlockStageFailed].
 //
 // # Drift
 //

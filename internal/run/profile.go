@@ -75,7 +75,10 @@ type ModelPolicy struct {
 	Model    string `yaml:"model" json:"model"`
 	BaseURL  string `yaml:"baseUrl,omitempty" json:"baseUrl,omitempty"`
 	Thinking string `yaml:"thinking,omitempty" json:"thinking,omitempty"`
-	Budget   Budget `yaml:"budget" json:"budget"`
+	// Script is the scenario file (project-relative, slash-separated) of the offline script
+	// provider: required with provider script, refused with any other.
+	Script string `yaml:"script,omitempty" json:"script,omitempty"`
+	Budget Budget `yaml:"budget" json:"budget"`
 }
 
 // Budget bounds one role's work: model turns, tokens and elapsed time (a Go duration).
@@ -294,6 +297,14 @@ func (p *Profile) validate(doc *yaml.Node) []Problem {
 		}
 		if m.Model == "" {
 			add(f+".model", "required", "models", role)
+		}
+		switch {
+		case m.Provider == "script" && m.Script == "":
+			add(f+".script", "required with provider script: the scenario file (docs/script-format.md)", "models", role)
+		case m.Provider != "script" && m.Script != "":
+			add(f+".script", "only for provider script", "models", role, "script")
+		case m.Script != "" && (path.IsAbs(m.Script) || path.Clean(m.Script) != m.Script || strings.HasPrefix(m.Script, "../") || strings.Contains(m.Script, "\\")):
+			add(f+".script", "must be a clean project-relative path with forward slashes", "models", role, "script")
 		}
 		if !slices.Contains(thinkings, m.Thinking) {
 			add(f+".thinking", "must be one of off, minimal, low, medium, high", "models", role, "thinking")

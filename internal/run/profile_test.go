@@ -49,6 +49,9 @@ func TestProfileValidation(t *testing.T) {
 		{"unknown role", "  review:", "  boss: {provider: x, model: y, budget: {modelTurns: 1, tokens: 1, elapsed: 1s}}\n  review:", "profile.yaml:16: models.boss: unknown role"},
 		{"bad thinking", "thinking: low", "thinking: max", "profile.yaml:15: models.writer.thinking: must be one of"},
 		{"wrong type", "tokens: 60000", "tokens: many", "profile.yaml:16: cannot unmarshal"},
+		{"script without scenario", "workflow: {provider: anthropic,", "workflow: {provider: script,", "profile.yaml:14: models.workflow.script: required with provider script"},
+		{"scenario without script", "workflow: {provider: anthropic, model: a,", "workflow: {provider: anthropic, model: a, script: s.yaml,", "profile.yaml:14: models.workflow.script: only for provider script"},
+		{"scenario outside", "workflow: {provider: anthropic, model: a,", "workflow: {provider: script, model: a, script: ../s.yaml,", "profile.yaml:14: models.workflow.script: must be a clean project-relative path"},
 		{"bad binary digest", "  version: dev\n", "  version: dev\n  binaryDigest: abc\n", "profile.yaml:19: harness.binaryDigest: must be sha256"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

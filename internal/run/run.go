@@ -17,6 +17,7 @@ import (
 	"github.com/reinhq/rein/internal/artifact"
 	"github.com/reinhq/rein/internal/atomicfile"
 	"github.com/reinhq/rein/internal/ledger"
+	"github.com/reinhq/rein/internal/llm"
 )
 
 // SchemaVersion is the version of the run's artifacts and ledger records written here.
@@ -46,6 +47,9 @@ type Env struct {
 	Harness  Harness          // the running harness: version and sha256 of its binary
 	Workflow Workflow         // the workflow this harness runs
 	Now      func() time.Time // nil: time.Now
+	// NewModel builds the model of a role's policy for a stage session; nil runs the script
+	// provider only (its scenario file relative to the project).
+	NewModel func(project string, p ModelPolicy) (llm.Model, error)
 }
 
 func (e Env) now() time.Time {
@@ -287,12 +291,17 @@ func resolve(project, p string) string {
 
 // renderArtifact writes an artifact: frontmatter, a heading and the JSON of v in a fenced block.
 func renderArtifact(run, id, title string, created time.Time, v any) []byte {
+	return renderStageArtifact(run, id, title, stageOf(id), 1, created, v)
+}
+
+// renderStageArtifact is renderArtifact for an artifact of a stage attempt.
+func renderStageArtifact(run, id, title, stage string, attempt int, created time.Time, v any) []byte {
 	body, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		panic(err)
 	}
-	return fmt.Appendf(nil, "---\nid: %s\ntype: %s\nschemaVersion: %d\nrun: %s\nstage: %s\nattempt: 1\ninputReferences: []\ncreated: %s\n---\n# %s\n\n```json\n%s\n```\n",
-		id, id, SchemaVersion, run, stageOf(id), created.Format(time.RFC3339), title, body)
+	return fmt.Appendf(nil, "---\nid: %s\ntype: %s\nschemaVersion: %d\nrun: %s\nstage: %s\nattempt: %d\ninputReferences: []\ncreated: %s\n---\n# %s\n\n```json\n%s\n```\n",
+		id, id, SchemaVersion, run, stage, attempt, created.Format(time.RFC3339), title, body)
 }
 
 func stageOf(id string) string {

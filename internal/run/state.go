@@ -28,6 +28,12 @@ type Run struct {
 	Aborted  bool
 	Lock     *Lock
 	Snapshot *Snapshot
+	// Preflight is the Preflight artifact as the ledger recorded it.
+	Preflight *artifact.Reference
+	// StageAttempts are the settled model-stage attempts, per stage, in order.
+	StageAttempts map[string][]Attempt
+	// Completed holds the stages completed, in order.
+	Completed []string
 }
 
 func runDir(home, id string) string { return filepath.Join(home, "runs", id) }
@@ -69,7 +75,7 @@ func openRun(home, id string) (*Run, *ledger.Ledger, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	r := &Run{ID: id, Attempts: map[string]int{}}
+	r := &Run{ID: id, Attempts: map[string]int{}, StageAttempts: map[string][]Attempt{}}
 	for rec, err := range l.Records() {
 		if err != nil {
 			l.Close()
@@ -104,12 +110,20 @@ func (r *Run) apply(rec ledger.Record) error {
 			return err
 		}
 		r.Stage = DeliveryWorkflow().Next(b.Stage)
+		r.Completed = append(r.Completed, b.Stage)
+	case KindStageAttempt:
+		var a Attempt
+		if err := json.Unmarshal(rec.Body, &a); err != nil {
+			return err
+		}
+		r.StageAttempts[a.Stage] = append(r.StageAttempts[a.Stage], a)
 	case KindPreflight:
 		var b preflightBody
 		if err := json.Unmarshal(rec.Body, &b); err != nil {
 			return err
 		}
 		r.Gaps = b.Gaps
+		r.Preflight = &b.Artifact
 	case KindBlocked:
 		var b blockedBody
 		if err := json.Unmarshal(rec.Body, &b); err != nil {

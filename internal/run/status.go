@@ -16,6 +16,7 @@ type Report struct {
 	Stage     string               `json:"stage"`
 	Branch    string               `json:"branch,omitempty"`
 	Attempts  map[string]int       `json:"attempts"`
+	Stages    []StageReport        `json:"stages"`
 	Gates     []GateReport         `json:"gates"`
 	Blockers  []Blocker            `json:"blockers"`
 	Gaps      []Gap                `json:"gaps"`
@@ -23,6 +24,13 @@ type Report struct {
 	Artifacts []ArtifactReport     `json:"artifacts"`
 	Usage     map[string]RoleUsage `json:"usage"`
 	History   string               `json:"history"`
+}
+
+// StageReport is a model stage's state and its settled attempts.
+type StageReport struct {
+	Stage    string    `json:"stage"`
+	State    string    `json:"state"` // pending, running, completed, blocked
+	Attempts []Attempt `json:"attempts"`
 }
 
 // GateReport is a gate's state and the digest it approved ("" while pending).
@@ -77,13 +85,36 @@ func Status(env Env, id string) (*Report, error) {
 	for _, a := range r.Started.Artifacts {
 		rep.Artifacts = append(rep.Artifacts, ArtifactReport{a.ID, a.Path, string(a.Digest), string(a.FileDigest)})
 	}
+	for _, role := range Roles {
+		rep.Usage[role] = RoleUsage{}
+	}
 	for _, s := range DeliveryWorkflow().Stages {
+		if s.ID == StageResearch {
+			sr := StageReport{Stage: s.ID, State: "pending", Attempts: r.StageAttempts[s.ID]}
+			switch {
+			case slices.Contains(r.Completed, s.ID):
+				sr.State = "completed"
+			case r.Stage == s.ID && slices.ContainsFunc(r.Blockers, func(b Blocker) bool { return b.Stage == s.ID }):
+				sr.State = "blocked"
+			case r.Attempts[s.ID] > 0:
+				sr.State = "running"
+			}
+			if sr.Attempts == nil {
+				sr.Attempts = []Attempt{}
+			}
+			for _, a := range sr.Attempts {
+				u := rep.Usage[s.Role]
+				u.ModelTurns, u.Tokens, u.CostUSD = u.ModelTurns+a.Turns, u.Tokens+a.Tokens, u.CostUSD+a.CostUSD
+				rep.Usage[s.Role] = u
+				if a.Artifact != nil {
+					rep.Artifacts = append(rep.Artifacts, ArtifactReport{a.Artifact.ID, a.Artifact.Path, string(a.Artifact.Digest), string(a.Artifact.FileDigest)})
+				}
+			}
+			rep.Stages = append(rep.Stages, sr)
+		}
 		if s.Kind == KindGate {
 			rep.Gates = append(rep.Gates, GateReport{Gate: s.Gate, Stage: s.ID, State: "pending"})
 		}
-	}
-	for _, role := range Roles {
-		rep.Usage[role] = RoleUsage{}
 	}
 	switch {
 	case r.Aborted:
@@ -107,6 +138,19 @@ func (rep *Report) WriteText(w io.Writer) {
 	}
 	for _, st := range slices.Sorted(maps.Keys(rep.Attempts)) {
 		fmt.Fprintf(w, "attempts: %s %d\n", st, rep.Attempts[st])
+	}
+	for _, s := range rep.Stages {
+		fmt.Fprintf(w, "stage: %s %s (%d attempt(s))\n", s.Stage, s.State, len(s.Attempts))
+		for _, a := range s.Attempts {
+			fmt.Fprintf(w, "  attempt %d: %s", a.Attempt, a.Outcome)
+			if a.Reason != "" {
+				fmt.Fprintf(w, " %s", a.Reason)
+			}
+			if a.Artifact != nil {
+				fmt.Fprintf(w, " artifact %s digest %s", a.Artifact.Path, a.Artifact.Digest)
+			}
+			fmt.Fprintf(w, " turns %d session %s@%d %s\n", a.Turns, a.Session.ID, a.Session.Seq, a.Session.Hash)
+		}
 	}
 	for _, g := range rep.Gates {
 		d := g.Digest

@@ -1,0 +1,295 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/reinhq/rein/internal/artifact"
+	"github.com/reinhq/rein/internal/contextpack"
+	"github.com/reinhq/rein/internal/kernel"
+	"github.com/reinhq/rein/internal/ledger"
+	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/llm/script"
+	"github.com/reinhq/rein/internal/policy"
+	"github.com/reinhq/rein/internal/run/contract"
+	"github.com/reinhq/rein/internal/session"
+	"github.com/reinhq/rein/internal/tool"
+	"github.com/reinhq/rein/internal/tool/fstool"
+	"github.com/reinhq/rein/internal/tool/grep"
+)
+
+// KindStageAttempt is the ledger record of one settled model-stage attempt.
+const KindStageAttempt = "stage.attempt"
+
+// ArtResearch is the artifact id (and file name) of the accepted Research contract.
+const ArtResearch = "research"
+
+// MaxStageAttempts bounds the attempts of one model stage; the role's turn budget bounds them
+// too (each attempt may use what the earlier ones left).
+const MaxStageAttempts = 3
+
+// BlockStageFailed: a model stage used its attempts or its budget without an accepted
+// contract.
+const BlockStageFailed = "run_stage_failed"
+
+// ErrNotRunnable: the run's current stage is not one `rein run next` can run (yet).
+var ErrNotRunnable = errors.New("stage not runnable")
+
+// RequestPrefix is the fixed start of every stage request of run id; the context hook cuts
+// each model request at the latest user message carrying it.
+func RequestPrefix(id string) string { return "Stage request for run " + id }
+
+// Attempt is the body of a stage.attempt record: how the attempt settled, what it produced
+// and where its session ledger ended — never a prompt or a transcript.
+type Attempt struct {
+	Stage    string              `json:"stage"`
+	Attempt  int                 `json:"attempt"`
+	Outcome  string              `json:"outcome"` // accepted or failed
+	Reason   string              `json:"reason,omitempty"`
+	Detail   string              `json:"detail,omitempty"`
+	Artifact *artifact.Reference `json:"artifact,omitempty"`
+	Contract artifact.Digest     `json:"contractDigest,omitempty"` // sha256 of the canonical contract JSON
+	Session  SessionAnchor       `json:"session"`
+	Turns    int                 `json:"turns"`
+	Tokens   int                 `json:"tokens"`
+	CostUSD  float64             `json:"costUsd"`
+}
+
+// SessionAnchor names a stage session ledger and its head when the attempt settled.
+type SessionAnchor struct {
+	ID   string `json:"id"`
+	Dir  string `json:"dir"` // relative to $REIN_HOME
+	Seq  int64  `json:"seq"`
+	Hash string `json:"hash"`
+}
+
+// ResearchSystem is the workflow role's system prompt for the Research stage.
+const ResearchSystem = `You are the workflow role of a rein delivery run, in the Research stage.
+You may read the project with the read-only tools (read, grep, find, ls). You change nothing.
+Establish what the requirement needs from the evidence in the pack and the project, name what
+remains unknown, and submit the Research contract with the rein_stage_result tool. The stage has
+an outcome only through that tool: an answer in prose is no outcome.`
+
+// researchRules are the rules of the Research request (DELIVERY.md).
+const researchRules = `- Submit exactly one Research contract with rein_stage_result; prose is no outcome.
+- Every established fact cites at least one reference id of the pack above; cite nothing else.
+- List what you could not establish as remainingUnknowns; mark required the ones the delivery
+  cannot proceed without, and ask a clarification question for each required unknown.
+- List evidence that is required but unavailable in requiredEvidenceUnavailable.
+- Never include secrets, credentials or tokens.
+- If a submission is refused, correct it following the listed problems and submit again.`
+
+// Next runs the run's current stage. So far that is Research: fresh stage sessions of the
+// workflow role until one submits an accepted contract (stage completed) or the attempts or
+// the budget are used up (a blocker). It returns the stage it ran.
+func Next(ctx context.Context, env Env, id string) (string, error) {
+	r, l, err := openRun(env.Home, id)
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	if r.Aborted {
+		return "", fmt.Errorf("%w: run %s was aborted", ErrFinished, id)
+	}
+	if len(r.Blockers) > 0 {
+		return "", &BlockedError{RunID: id, Blockers: r.Blockers}
+	}
+	if err := r.reconcileAndRecord(env, l); err != nil {
+		return "", err
+	}
+	if r.Stage != StageResearch {
+		return r.Stage, fmt.Errorf("%w: run %s is at stage %s; rein run next runs Research so far", ErrNotRunnable, id, r.Stage)
+	}
+	pol := r.Lock.Models[RoleWorkflow]
+	used := 0
+	for _, a := range r.StageAttempts[StageResearch] {
+		used += a.Turns
+	}
+	for {
+		n := r.Attempts[StageResearch] + 1
+		left := pol.Budget.ModelTurns - used
+		if n > MaxStageAttempts || left <= 0 {
+			b := Blocker{Code: BlockStageFailed, Stage: StageResearch,
+				Detail: fmt.Sprintf("Research ended %d attempt(s) without an accepted contract (%d of %d model turns used)", n-1, used, pol.Budget.ModelTurns),
+				Recovery: []string{"read the attempts in `rein run status " + id + "` and adjust the workflow role's model or budget in " + ProfilePath,
+					"abort the run (rein run abort " + id + ") and start a new one"}}
+			if _, err := l.Append(ledger.Entry{Kind: KindBlocked, Body: blockedBody{Blockers: []Blocker{b}}}); err != nil {
+				return StageResearch, err
+			}
+			return StageResearch, &BlockedError{RunID: id, Blockers: []Blocker{b}}
+		}
+		if _, err := l.Append(ledger.Entry{Kind: KindStageStarted, Body: stageBody{Stage: StageResearch, Attempt: n}}); err != nil {
+			return StageResearch, err
+		}
+		r.Attempts[StageResearch] = n
+		a, err := r.research(ctx, env, n, pol, left)
+		if err != nil {
+			return StageResearch, err
+		}
+		if _, err := l.Append(ledger.Entry{Kind: KindStageAttempt, Body: a}); err != nil {
+			return StageResearch, err
+		}
+		used += a.Turns
+		if a.Outcome == "accepted" {
+			_, err := l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: StageResearch, Attempt: n, Outcome: "accepted"}})
+			return StageResearch, err
+		}
+	}
+}
+
+// researchPack is the Research stage's pack: the requirement, its snapshot, the Preflight
+// result (as the ledger recorded them) and the locked guidance files.
+func (r *Run) researchPack() (artifact.Pack, error) {
+	p := artifact.Pack{Name: "research", Version: "1"}
+	for _, id := range []string{ArtRequirement, ArtSnapshot} {
+		ref, ok := r.ref(id)
+		if !ok {
+			return p, fmt.Errorf("the ledger names no %s artifact", id)
+		}
+		p.References = append(p.References, ref)
+	}
+	if r.Preflight != nil {
+		p.References = append(p.References, *r.Preflight)
+	}
+	for _, g := range r.Lock.Guidance {
+		data, err := os.ReadFile(filepath.Join(r.Project, filepath.FromSlash(g.Path)))
+		if err != nil {
+			return p, err
+		}
+		ref, err := artifact.NewReference("guidance:"+g.Path, g.Path, data)
+		if err != nil {
+			return p, err
+		}
+		p.References = append(p.References, ref)
+	}
+	return p, nil
+}
+
+// ResearchRequest is the text of a Research request: the fixed prefix, the evidence gaps, the
+// rendered pack, the contract's schema and the rules.
+func ResearchRequest(id string, attempt int, gaps []Gap, pack []byte, schema json.RawMessage) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: stage research, attempt %d.\n\n## Evidence gaps\n\n", RequestPrefix(id), attempt)
+	if len(gaps) == 0 {
+		b.WriteString("none recorded by Preflight\n")
+	}
+	for _, g := range gaps {
+		kind := "optional"
+		if g.Required {
+			kind = "required"
+		}
+		fmt.Fprintf(&b, "- %s (%s, from %s): %s\n", g.ID, kind, g.Source, g.Detail)
+	}
+	fmt.Fprintf(&b, "\n## Pack\n\nCite these artifacts by their id.\n\n%s\n## Contract\n\nSubmit with %s a JSON document of this schema:\n\n%s\n\n## Rules\n\n%s\n",
+		pack, contract.ToolName, schema, researchRules)
+	return b.String()
+}
+
+// research runs one Research attempt in a fresh session and settles it.
+func (r *Run) research(ctx context.Context, env Env, n int, pol ModelPolicy, maxTurns int) (Attempt, error) {
+	a := Attempt{Stage: StageResearch, Attempt: n}
+	pack, err := r.researchPack()
+	if err != nil {
+		return a, err
+	}
+	op, err := artifact.Open(pack, r.Project)
+	if err != nil {
+		return a, fmt.Errorf("research pack: %w", err)
+	}
+	c, err := contract.For(contract.KindResearch)
+	if err != nil {
+		return a, err
+	}
+	rel := RunsDir + "/" + r.ID + "/" + ArtResearch + ".md"
+	sink := func(_ context.Context, acc *contract.Accepted) error {
+		data := renderStageArtifact(r.ID, ArtResearch, "Research", StageResearch, n, env.now(), json.RawMessage(acc.JSON))
+		ref, err := artifact.NewReference(ArtResearch, rel, data)
+		if err != nil {
+			return err
+		}
+		if err := writeImmutable(filepath.Join(r.Project, filepath.FromSlash(rel)), data); err != nil {
+			return err
+		}
+		a.Artifact, a.Contract = &ref, artifact.Digest(acc.Digest)
+		return nil
+	}
+	result, err := contract.NewStageResult(c, contract.PackRefs(pack), sink)
+	if err != nil {
+		return a, err
+	}
+	ws, err := tool.OpenWorkspace(r.Project)
+	if err != nil {
+		return a, err
+	}
+	all, err := tool.New(fstool.Read(ws), grep.New(ws, grep.Options{}), fstool.Find(ws), fstool.Ls(ws), result)
+	if err != nil {
+		return a, err
+	}
+	surface, err := policy.SurfaceFor(policy.RoleWorkflow, contract.ToolName)
+	if err != nil {
+		return a, err
+	}
+	tools, err := surface.Filter(all)
+	if err != nil {
+		return a, err
+	}
+	model, err := env.model(r.Project, pol)
+	if err != nil {
+		return a, err
+	}
+	sid := fmt.Sprintf("%s-%s-%d", r.ID, StageResearch, n)
+	dir := filepath.Join("runs", r.ID, "stages", fmt.Sprintf("%s-%d", StageResearch, n))
+	sess, err := session.Create(filepath.Join(env.Home, dir), session.Meta{ID: sid, Cwd: r.Project}, session.Options{Ledger: ledger.Options{Now: env.now}})
+	if err != nil {
+		return a, err
+	}
+	defer sess.Close()
+	agent, err := kernel.New(kernel.Config{Model: model, Tools: tools, Recorder: sess, System: ResearchSystem,
+		Thinking: llm.ThinkingLevel(pol.Thinking), MaxTurns: maxTurns, SessionID: sid,
+		ContextHooks: []kernel.ContextHook{contextpack.CutAtPrefix{Prefix: RequestPrefix(r.ID)}}})
+	if err != nil {
+		return a, err
+	}
+	req := ResearchRequest(r.ID, n, r.Gaps, artifact.Render(op), c.Schema())
+	out, err := agent.Run(ctx, nil, llm.UserText(req))
+	if err != nil {
+		return a, err
+	}
+	a.Turns, a.Tokens, a.CostUSD = out.Turns, out.Usage.Input+out.Usage.Output+out.Usage.CacheRead+out.Usage.CacheWrite, out.Usage.Cost.Total
+	a.Session = SessionAnchor{ID: sid, Dir: filepath.ToSlash(dir)}
+	a.Session.Seq, a.Session.Hash = sess.Head()
+	if _, oerr := result.Outcome(); oerr != nil {
+		a.Outcome, a.Detail = "failed", oerr.Error()
+		var ae *contract.AttemptError
+		if errors.As(oerr, &ae) {
+			a.Reason = string(ae.Reason)
+		}
+		if out.Err != nil {
+			a.Detail += "; the session ended: " + out.Err.Error()
+		}
+		return a, nil
+	}
+	a.Outcome = "accepted"
+	return a, nil
+}
+
+// model returns the model of a role's policy: env.NewModel when set, else the script provider
+// with its scenario file.
+func (e Env) model(project string, p ModelPolicy) (llm.Model, error) {
+	if e.NewModel != nil {
+		return e.NewModel(project, p)
+	}
+	if p.Provider != llm.ProviderScript {
+		return nil, fmt.Errorf("%w: provider %s: stage sessions run on the script provider so far", ErrNotRunnable, p.Provider)
+	}
+	m, err := script.Load(filepath.Join(project, filepath.FromSlash(p.Script)))
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
