@@ -140,9 +140,10 @@ func runEnv(e *env) (delivery.Env, error) {
 func newDeliveryRunCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run",
-		Short: "Delivery runs: start, next, status, abort",
+		Short: "Delivery runs: start, next, clarify, approve, reject, status, abort",
 		Long: `A delivery run takes one requirement through fixed stages (see README, "Delivery runs"). So far:
-start (snapshot, execution lock, run ledger, Preflight), next (Research), status and abort.`,
+start (snapshot, execution lock, run ledger, Preflight), next (Research, Clarification,
+Specification), clarify (answers to required unknowns), approve/reject (Spec Gate), status and abort.`,
 	}
 	var reqFile, branch string
 	start := &cobra.Command{
@@ -218,7 +219,7 @@ start (snapshot, execution lock, run ledger, Preflight), next (Research), status
 		},
 	}
 	next := &cobra.Command{
-		Use: "next [RUN]", Short: "Run the run's current stage (so far: Research, in fresh sessions of the workflow role)",
+		Use: "next [RUN]", Short: "Run the run's current stage (Research, Clarification, Specification)",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			env, err := runEnv(e)
@@ -237,7 +238,98 @@ start (snapshot, execution lock, run ledger, Preflight), next (Research), status
 			return nil
 		},
 	}
-	c.AddCommand(start, status, next, abort)
+	var answersFile string
+	clarify := &cobra.Command{
+		Use: "clarify RUN --answers FILE", Short: "Record answers to the research's unknowns (YAML or JSON: unknown id → answer)",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if answersFile == "" {
+				return fmt.Errorf("%w: rein run clarify needs --answers FILE", ErrUsage)
+			}
+			data, err := os.ReadFile(answersFile)
+			if err != nil {
+				return fmt.Errorf("%w: answers: %v", ErrUsage, err)
+			}
+			answers, err := delivery.ParseAnswers(data)
+			if err != nil {
+				return err
+			}
+			env, err := runEnv(e)
+			if err != nil {
+				return err
+			}
+			ref, err := delivery.Clarify(env, args[0], answers)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "recorded %d answer(s) as %s (digest %s); clarification completed, next stage: %s\n", len(answers), ref.Path, ref.Digest, delivery.StageSpecification)
+			return nil
+		},
+	}
+	clarify.Flags().StringVar(&answersFile, "answers", "", "the answers file")
+	var gate, digest, reason, by string
+	who := func() (string, error) {
+		if by == "" {
+			by = e.getenv("USER")
+		}
+		if by == "" {
+			return "", fmt.Errorf("%w: name who decides with --approver", ErrUsage)
+		}
+		return by, nil
+	}
+	approve := &cobra.Command{
+		Use: "approve RUN --gate spec --digest SHA256", Short: "Approve a gate's artifact, bound to its digest",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if gate == "" || digest == "" {
+				return fmt.Errorf("%w: rein run approve needs --gate and --digest", ErrUsage)
+			}
+			who, err := who()
+			if err != nil {
+				return err
+			}
+			env, err := runEnv(e)
+			if err != nil {
+				return err
+			}
+			ref, err := delivery.ApproveGate(env, args[0], gate, artifact.Digest(digest), who)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "approved gate %s: %s (digest %s) by %s\n", gate, ref.Path, ref.Digest, who)
+			return nil
+		},
+	}
+	reject := &cobra.Command{
+		Use: "reject RUN --gate spec --reason TEXT", Short: "Reject a gate's artifact and send its stage back with the reason",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if gate == "" || reason == "" {
+				return fmt.Errorf("%w: rein run reject needs --gate and --reason", ErrUsage)
+			}
+			who, err := who()
+			if err != nil {
+				return err
+			}
+			env, err := runEnv(e)
+			if err != nil {
+				return err
+			}
+			ref, err := delivery.RejectGate(env, args[0], gate, reason, who)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "rejected gate %s; reason recorded as %s (digest %s); `rein run next` runs %s again\n", gate, ref.Path, ref.Digest, delivery.StageSpecification)
+			return nil
+		},
+	}
+	for _, c := range []*cobra.Command{approve, reject} {
+		c.Flags().StringVar(&gate, "gate", "", "the gate (spec)")
+		c.Flags().StringVar(&by, "approver", "", "who decides (default $USER)")
+	}
+	approve.Flags().StringVar(&digest, "digest", "", "the digest of the artifact approved (sha256:…)")
+	reject.Flags().StringVar(&reason, "reason", "", "why the artifact is rejected")
+	c.AddCommand(start, status, next, clarify, approve, reject, abort)
 	return c
 }
 

@@ -56,6 +56,19 @@
 // {id, dir, seq, hash}, turns, tokens, costUsd} settles every attempt. Up to
 // [MaxStageAttempts] attempts within the role's modelTurns, then [BlockStageFailed].
 //
+// # Clarification, Specification and the Spec Gate
+//
+// Research's required remainingUnknowns go to Clarification: with none it completes at once;
+// otherwise [Next] refuses with [BlockClarificationRequired] (reported, not recorded) until
+// [Clarify] records the answers (strict: every key an unknown id, every required unknown
+// answered) as clarification.md and a clarification.answered record. Specification runs on the
+// same runner as Research ([modelStage]) with a pack of requirement, snapshot, research,
+// clarification, the latest Spec Gate rejection reason and guidance; its accepted contract is
+// spec.md (spec-<n>.md for attempt n > 1). [ApproveGate] records a gate.decision bound to the
+// spec's digest only when the given digest is the current one; [RejectGate] writes the reason
+// as spec-rejection-<n>.md and sends the run back to Specification (a new round of attempts).
+// Status reports an approval stale when the approved file's digest changed.
+//
 // # Drift
 //
 // [Reconcile] compares every locked input with its current state: the running harness (version

@@ -84,9 +84,10 @@ const researchRules = `- Submit exactly one Research contract with rein_stage_re
 - Never include secrets, credentials or tokens.
 - If a submission is refused, correct it following the listed problems and submit again.`
 
-// Next runs the run's current stage. So far that is Research: fresh stage sessions of the
+// Next runs the run's current stage: Research and Specification as fresh sessions of the
 // workflow role until one submits an accepted contract (stage completed) or the attempts or
-// the budget are used up (a blocker). It returns the stage it ran.
+// the budget are used up (a blocker); Clarification completes once every required unknown is
+// answered ([Clarify]) and otherwise refuses with a blocker. It returns the stage it ran.
 func Next(ctx context.Context, env Env, id string) (string, error) {
 	r, l, err := openRun(env.Home, id)
 	if err != nil {
@@ -102,42 +103,93 @@ func Next(ctx context.Context, env Env, id string) (string, error) {
 	if err := r.reconcileAndRecord(env, l); err != nil {
 		return "", err
 	}
-	if r.Stage != StageResearch {
-		return r.Stage, fmt.Errorf("%w: run %s is at stage %s; rein run next runs Research so far", ErrNotRunnable, id, r.Stage)
+	switch r.Stage {
+	case StageResearch:
+		return StageResearch, r.runModelStage(ctx, env, l, r.researchStage())
+	case StageClarification:
+		return StageClarification, r.passClarification(l)
+	case StageSpecification:
+		return StageSpecification, r.runModelStage(ctx, env, l, r.specStage())
+	case StageSpecGate:
+		return r.Stage, fmt.Errorf("%w: run %s is at the Spec Gate: approve the specification with `rein run approve %s --gate spec --digest SHA256` or send it back with `rein run reject %s --gate spec --reason TEXT`", ErrNotRunnable, id, id, id)
 	}
+	return r.Stage, fmt.Errorf("%w: run %s is at stage %s; rein run next runs Research, Clarification and Specification so far", ErrNotRunnable, id, r.Stage)
+}
+
+// modelStage is what distinguishes one model stage from another on the shared runner.
+type modelStage struct {
+	stage, title string
+	kind         contract.Kind
+	art          string // artifact id
+	file         func(attempt int) string
+	system       string
+	pack         func() (artifact.Pack, error)
+	request      func(attempt int, pack []byte, schema json.RawMessage) string
+	// accepted runs after the stage.completed record of an accepted contract.
+	accepted func(l *ledger.Ledger, a Attempt) error
+}
+
+func (r *Run) researchStage() modelStage {
+	return modelStage{stage: StageResearch, title: "Research", kind: contract.KindResearch, art: ArtResearch,
+		file: func(int) string { return ArtResearch + ".md" }, system: ResearchSystem, pack: r.researchPack,
+		request: func(n int, pack []byte, schema json.RawMessage) string {
+			return ResearchRequest(r.ID, n, r.Gaps, pack, schema)
+		},
+		accepted: func(l *ledger.Ledger, a Attempt) error {
+			res, err := r.researchContract(a.Artifact)
+			if err != nil {
+				return err
+			}
+			if len(requiredUnknowns(res)) > 0 {
+				return nil
+			}
+			_, err = l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: StageClarification, Attempt: 0, Outcome: "nothing to clarify"}})
+			return err
+		}}
+}
+
+// runModelStage runs fresh sessions of ms until one is accepted or the attempts of this round
+// (since the stage was last sent back) or the role's turn budget are used up.
+func (r *Run) runModelStage(ctx context.Context, env Env, l *ledger.Ledger, ms modelStage) error {
 	pol := r.Lock.Models[RoleWorkflow]
 	used := 0
-	for _, a := range r.StageAttempts[StageResearch] {
+	for _, a := range r.StageAttempts[ms.stage] {
 		used += a.Turns
 	}
+	round := r.RoundStart[ms.stage]
 	for {
-		n := r.Attempts[StageResearch] + 1
+		n := r.Attempts[ms.stage] + 1
 		left := pol.Budget.ModelTurns - used
-		if n > MaxStageAttempts || left <= 0 {
-			b := Blocker{Code: BlockStageFailed, Stage: StageResearch,
-				Detail: fmt.Sprintf("Research ended %d attempt(s) without an accepted contract (%d of %d model turns used)", n-1, used, pol.Budget.ModelTurns),
-				Recovery: []string{"read the attempts in `rein run status " + id + "` and adjust the workflow role's model or budget in " + ProfilePath,
-					"abort the run (rein run abort " + id + ") and start a new one"}}
+		if n-round > MaxStageAttempts || left <= 0 {
+			b := Blocker{Code: BlockStageFailed, Stage: ms.stage,
+				Detail: fmt.Sprintf("%s ended %d attempt(s) without an accepted contract (%d of %d model turns used)", ms.title, n-1-round, used, pol.Budget.ModelTurns),
+				Recovery: []string{"read the attempts in `rein run status " + r.ID + "` and adjust the workflow role's model or budget in " + ProfilePath,
+					"abort the run (rein run abort " + r.ID + ") and start a new one"}}
 			if _, err := l.Append(ledger.Entry{Kind: KindBlocked, Body: blockedBody{Blockers: []Blocker{b}}}); err != nil {
-				return StageResearch, err
+				return err
 			}
-			return StageResearch, &BlockedError{RunID: id, Blockers: []Blocker{b}}
+			return &BlockedError{RunID: r.ID, Blockers: []Blocker{b}}
 		}
-		if _, err := l.Append(ledger.Entry{Kind: KindStageStarted, Body: stageBody{Stage: StageResearch, Attempt: n}}); err != nil {
-			return StageResearch, err
+		if _, err := l.Append(ledger.Entry{Kind: KindStageStarted, Body: stageBody{Stage: ms.stage, Attempt: n}}); err != nil {
+			return err
 		}
-		r.Attempts[StageResearch] = n
-		a, err := r.research(ctx, env, n, pol, left)
+		r.Attempts[ms.stage] = n
+		a, err := r.modelAttempt(ctx, env, n, pol, left, ms)
 		if err != nil {
-			return StageResearch, err
+			return err
 		}
 		if _, err := l.Append(ledger.Entry{Kind: KindStageAttempt, Body: a}); err != nil {
-			return StageResearch, err
+			return err
 		}
 		used += a.Turns
 		if a.Outcome == "accepted" {
-			_, err := l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: StageResearch, Attempt: n, Outcome: "accepted"}})
-			return StageResearch, err
+			if _, err := l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: ms.stage, Attempt: n, Outcome: "accepted"}}); err != nil {
+				return err
+			}
+			if ms.accepted != nil {
+				return ms.accepted(l, a)
+			}
+			return nil
 		}
 	}
 }
@@ -190,25 +242,25 @@ func ResearchRequest(id string, attempt int, gaps []Gap, pack []byte, schema jso
 	return b.String()
 }
 
-// research runs one Research attempt in a fresh session and settles it.
-func (r *Run) research(ctx context.Context, env Env, n int, pol ModelPolicy, maxTurns int) (Attempt, error) {
-	a := Attempt{Stage: StageResearch, Attempt: n}
-	pack, err := r.researchPack()
+// modelAttempt runs one attempt of a model stage in a fresh session and settles it.
+func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy, maxTurns int, ms modelStage) (Attempt, error) {
+	a := Attempt{Stage: ms.stage, Attempt: n}
+	pack, err := ms.pack()
 	if err != nil {
 		return a, err
 	}
 	op, err := artifact.Open(pack, r.Project)
 	if err != nil {
-		return a, fmt.Errorf("research pack: %w", err)
+		return a, fmt.Errorf("%s pack: %w", ms.stage, err)
 	}
-	c, err := contract.For(contract.KindResearch)
+	c, err := contract.For(ms.kind)
 	if err != nil {
 		return a, err
 	}
-	rel := RunsDir + "/" + r.ID + "/" + ArtResearch + ".md"
+	rel := RunsDir + "/" + r.ID + "/" + ms.file(n)
 	sink := func(_ context.Context, acc *contract.Accepted) error {
-		data := renderStageArtifact(r.ID, ArtResearch, "Research", StageResearch, n, env.now(), json.RawMessage(acc.JSON))
-		ref, err := artifact.NewReference(ArtResearch, rel, data)
+		data := renderStageArtifact(r.ID, ms.art, ms.title, ms.stage, n, env.now(), json.RawMessage(acc.JSON))
+		ref, err := artifact.NewReference(ms.art, rel, data)
 		if err != nil {
 			return err
 		}
@@ -242,20 +294,20 @@ func (r *Run) research(ctx context.Context, env Env, n int, pol ModelPolicy, max
 	if err != nil {
 		return a, err
 	}
-	sid := fmt.Sprintf("%s-%s-%d", r.ID, StageResearch, n)
-	dir := filepath.Join("runs", r.ID, "stages", fmt.Sprintf("%s-%d", StageResearch, n))
+	sid := fmt.Sprintf("%s-%s-%d", r.ID, ms.stage, n)
+	dir := filepath.Join("runs", r.ID, "stages", fmt.Sprintf("%s-%d", ms.stage, n))
 	sess, err := session.Create(filepath.Join(env.Home, dir), session.Meta{ID: sid, Cwd: r.Project}, session.Options{Ledger: ledger.Options{Now: env.now}})
 	if err != nil {
 		return a, err
 	}
 	defer sess.Close()
-	agent, err := kernel.New(kernel.Config{Model: model, Tools: tools, Recorder: sess, System: ResearchSystem,
+	agent, err := kernel.New(kernel.Config{Model: model, Tools: tools, Recorder: sess, System: ms.system,
 		Thinking: llm.ThinkingLevel(pol.Thinking), MaxTurns: maxTurns, SessionID: sid,
 		ContextHooks: []kernel.ContextHook{contextpack.CutAtPrefix{Prefix: RequestPrefix(r.ID)}}})
 	if err != nil {
 		return a, err
 	}
-	req := ResearchRequest(r.ID, n, r.Gaps, artifact.Render(op), c.Schema())
+	req := ms.request(n, artifact.Render(op), c.Schema())
 	out, err := agent.Run(ctx, nil, llm.UserText(req))
 	if err != nil {
 		return a, err

@@ -77,7 +77,7 @@ func TestResearchFreshSessionCanary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Stage != StageClarification || len(rep.Stages) != 1 || rep.Stages[0].State != "completed" {
+	if rep.Stage != StageSpecification || len(rep.Stages) != 3 || rep.Stages[0].State != "completed" || rep.Stages[1].State != "completed" {
 		t.Fatalf("report = %+v", rep)
 	}
 	atts := rep.Stages[0].Attempts
@@ -104,8 +104,9 @@ func TestResearchFreshSessionCanary(t *testing.T) {
 	if strings.Contains(string(data), "CANARY-7f3a") || strings.Contains(string(data), "Do a thing") {
 		t.Fatal("the run ledger holds model or requirement text")
 	}
-	if _, err := Next(context.Background(), env, id); !errors.Is(err, ErrNotRunnable) {
-		t.Fatalf("second Next = %v, want ErrNotRunnable", err)
+	// Nothing to clarify: the next stage is Specification, which this scenario cannot answer.
+	if st, err := Next(context.Background(), env, id); st != StageSpecification || !errors.Is(err, ErrBlocked) {
+		t.Fatalf("second Next = %s, %v, want specification blocked", st, err)
 	}
 }
 

@@ -34,6 +34,13 @@ type Run struct {
 	StageAttempts map[string][]Attempt
 	// Completed holds the stages completed, in order.
 	Completed []string
+	// RoundStart is, per model stage, the attempt count when a gate last sent it back: the
+	// attempt cap counts the attempts after it.
+	RoundStart map[string]int
+	// Clarification is the answers artifact recorded by `rein run clarify`, if any.
+	Clarification *artifact.Reference
+	// Gates holds each gate's decisions, in order.
+	Gates map[string][]GateDecision
 }
 
 func runDir(home, id string) string { return filepath.Join(home, "runs", id) }
@@ -75,7 +82,8 @@ func openRun(home, id string) (*Run, *ledger.Ledger, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	r := &Run{ID: id, Attempts: map[string]int{}, StageAttempts: map[string][]Attempt{}}
+	r := &Run{ID: id, Attempts: map[string]int{}, StageAttempts: map[string][]Attempt{}, RoundStart: map[string]int{},
+		Gates: map[string][]GateDecision{}}
 	for rec, err := range l.Records() {
 		if err != nil {
 			l.Close()
@@ -132,6 +140,23 @@ func (r *Run) apply(rec ledger.Record) error {
 		r.Blockers = append(r.Blockers, b.Blockers...)
 	case KindAborted:
 		r.Aborted = true
+	case KindClarified:
+		var b clarifiedBody
+		if err := json.Unmarshal(rec.Body, &b); err != nil {
+			return err
+		}
+		r.Clarification = &b.Artifact
+	case KindGateDecision:
+		var g GateDecision
+		if err := json.Unmarshal(rec.Body, &g); err != nil {
+			return err
+		}
+		r.Gates[g.Gate] = append(r.Gates[g.Gate], g)
+		if g.Decision == GateRejected {
+			back := gateStage(g.Gate)
+			r.Stage = back
+			r.RoundStart[back] = r.Attempts[back]
+		}
 	default:
 		if !ledger.Skippable(rec.Kind) {
 			return fmt.Errorf("unknown record kind")

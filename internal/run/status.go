@@ -37,8 +37,9 @@ type StageReport struct {
 type GateReport struct {
 	Gate   string `json:"gate"`
 	Stage  string `json:"stage"`
-	State  string `json:"state"`
+	State  string `json:"state"` // pending, awaiting approval, approved, rejected, stale
 	Digest string `json:"digest,omitempty"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // ArtifactReport names an artifact by id, path and digests.
@@ -88,16 +89,26 @@ func Status(env Env, id string) (*Report, error) {
 	for _, role := range Roles {
 		rep.Usage[role] = RoleUsage{}
 	}
+	if c := r.Clarification; c != nil {
+		rep.Artifacts = append(rep.Artifacts, ArtifactReport{c.ID, c.Path, string(c.Digest), string(c.FileDigest)})
+	}
+	for _, d := range r.Gates[GateSpec] {
+		if c := d.Reason; c != nil {
+			rep.Artifacts = append(rep.Artifacts, ArtifactReport{c.ID, c.Path, string(c.Digest), string(c.FileDigest)})
+		}
+	}
 	for _, s := range DeliveryWorkflow().Stages {
-		if s.ID == StageResearch {
+		if s.ID == StageResearch || s.ID == StageClarification || s.ID == StageSpecification {
 			sr := StageReport{Stage: s.ID, State: "pending", Attempts: r.StageAttempts[s.ID]}
 			switch {
-			case slices.Contains(r.Completed, s.ID):
-				sr.State = "completed"
 			case r.Stage == s.ID && slices.ContainsFunc(r.Blockers, func(b Blocker) bool { return b.Stage == s.ID }):
 				sr.State = "blocked"
-			case r.Attempts[s.ID] > 0:
+			case r.Stage == s.ID && r.Attempts[s.ID] > r.RoundStart[s.ID]:
 				sr.State = "running"
+			case r.Stage == s.ID:
+				sr.State = "pending"
+			case slices.Contains(r.Completed, s.ID):
+				sr.State = "completed"
 			}
 			if sr.Attempts == nil {
 				sr.Attempts = []Attempt{}
@@ -113,7 +124,7 @@ func Status(env Env, id string) (*Report, error) {
 			rep.Stages = append(rep.Stages, sr)
 		}
 		if s.Kind == KindGate {
-			rep.Gates = append(rep.Gates, GateReport{Gate: s.Gate, Stage: s.ID, State: "pending"})
+			rep.Gates = append(rep.Gates, r.gateReport(s))
 		}
 	}
 	switch {
@@ -158,6 +169,9 @@ func (rep *Report) WriteText(w io.Writer) {
 			d = "-"
 		}
 		fmt.Fprintf(w, "gate: %s (%s) %s %s\n", g.Gate, g.Stage, g.State, d)
+		if g.Detail != "" {
+			fmt.Fprintf(w, "  %s\n", g.Detail)
+		}
 	}
 	for _, a := range rep.Artifacts {
 		fmt.Fprintf(w, "artifact: %s %s digest %s fileDigest %s\n", a.ID, a.Path, a.Digest, a.FileDigest)

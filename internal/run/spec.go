@@ -1,0 +1,426 @@
+package run
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/reinhq/rein/internal/artifact"
+	"github.com/reinhq/rein/internal/ledger"
+	"github.com/reinhq/rein/internal/run/contract"
+)
+
+// Artifact ids of Clarification, Specification and the Spec Gate.
+const (
+	ArtClarification = "clarification"
+	ArtSpec          = "spec"
+	ArtSpecRejection = "spec-rejection"
+)
+
+// Ledger record kinds of Clarification and the gates.
+const (
+	KindClarified    = "clarification.answered"
+	KindGateDecision = "gate.decision"
+)
+
+// Gate decisions.
+const (
+	GateApproved = "approved"
+	GateRejected = "rejected"
+)
+
+// GateSpec is the Spec Gate's name.
+const GateSpec = "spec"
+
+// BlockClarificationRequired: Clarification cannot pass while a required unknown of Research
+// is unanswered. It is reported, never recorded: `rein run clarify` resolves it.
+const BlockClarificationRequired = "run_clarification_required"
+
+// ErrGateDigest: an approval named a digest other than the current artifact's.
+var ErrGateDigest = fmt.Errorf("%w: gate digest mismatch", ErrUsage)
+
+// Answer is one clarification answer.
+type Answer struct {
+	UnknownID string `json:"unknownId"`
+	Required  bool   `json:"required"`
+	Answer    string `json:"answer"`
+}
+
+// Clarification is the digest-bound content of the clarification artifact.
+type Clarification struct {
+	Research artifact.Digest `json:"research"` // digest of the research artifact answered
+	Answers  []Answer        `json:"answers"`
+}
+
+type clarifiedBody struct {
+	Artifact artifact.Reference `json:"artifact"`
+}
+
+// GateDecision is the body of a gate.decision record: an approval bound to the artifact's
+// digest, or a rejection with its reason artifact.
+type GateDecision struct {
+	Gate     string              `json:"gate"`
+	Decision string              `json:"decision"`
+	Digest   artifact.Digest     `json:"digest"` // the artifact decided on
+	Artifact artifact.Reference  `json:"artifact"`
+	Reason   *artifact.Reference `json:"reason,omitempty"`
+	By       string              `json:"by"`
+	At       time.Time           `json:"at"`
+}
+
+func gateStage(gate string) string {
+	if gate == GateSpec {
+		return StageSpecification
+	}
+	return StageTicketPlanning
+}
+
+// accepted returns the artifact of the latest accepted attempt of stage.
+func (r *Run) accepted(stage string) (*artifact.Reference, bool) {
+	as := r.StageAttempts[stage]
+	for i := len(as) - 1; i >= 0; i-- {
+		if as[i].Outcome == "accepted" && as[i].Artifact != nil {
+			return as[i].Artifact, true
+		}
+	}
+	return nil, false
+}
+
+// readRef reads an artifact and checks its file digest against ref.
+func (r *Run) readRef(ref artifact.Reference) ([]byte, error) {
+	data, err := os.ReadFile(resolve(r.Project, ref.Path))
+	if err != nil {
+		return nil, err
+	}
+	if d := artifact.Sum(data); d != ref.FileDigest {
+		return nil, fmt.Errorf("%s has file digest %s, the ledger recorded %s", ref.Path, d, ref.FileDigest)
+	}
+	return data, nil
+}
+
+// researchContract reads the accepted Research contract.
+func (r *Run) researchContract(ref *artifact.Reference) (*contract.Research, error) {
+	if ref == nil {
+		var ok bool
+		if ref, ok = r.accepted(StageResearch); !ok {
+			return nil, fmt.Errorf("run %s has no accepted research", r.ID)
+		}
+	}
+	data, err := r.readRef(*ref)
+	if err != nil {
+		return nil, err
+	}
+	var res contract.Research
+	if err := decodeArtifact(data, &res); err != nil {
+		return nil, fmt.Errorf("%s: %w", ref.Path, err)
+	}
+	return &res, nil
+}
+
+func requiredUnknowns(res *contract.Research) []contract.Unknown {
+	var out []contract.Unknown
+	for _, u := range res.RemainingUnknowns {
+		if u.Required {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// passClarification completes Clarification when no required unknown is open; otherwise it
+// refuses with a blocker whose recovery is `rein run clarify`.
+func (r *Run) passClarification(l *ledger.Ledger) error {
+	res, err := r.researchContract(nil)
+	if err != nil {
+		return err
+	}
+	req := requiredUnknowns(res)
+	if len(req) > 0 && r.Clarification == nil {
+		ids := make([]string, len(req))
+		for i, u := range req {
+			ids[i] = u.ID
+		}
+		return &BlockedError{RunID: r.ID, Blockers: []Blocker{{Code: BlockClarificationRequired, Stage: StageClarification,
+			Detail:   fmt.Sprintf("required unknown(s) %s of the research are unanswered", strings.Join(ids, ", ")),
+			Recovery: []string{"answer them: rein run clarify " + r.ID + " --answers FILE (YAML or JSON: unknown id → answer)"}}}}
+	}
+	_, err = l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: StageClarification, Outcome: "nothing to clarify"}})
+	return err
+}
+
+// ParseAnswers reads an answers file: a YAML (or JSON) mapping of unknown id → answer text.
+func ParseAnswers(data []byte) (map[string]string, error) {
+	var raw map[string]any
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("%w: answers: %v", ErrUsage, err)
+	}
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("%w: answers: expected a mapping of unknown id → answer", ErrUsage)
+	}
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		s, ok := v.(string)
+		if !ok || strings.TrimSpace(s) == "" {
+			return nil, fmt.Errorf("%w: answers: the answer to %q must be a non-empty string", ErrUsage, k)
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+// Clarify records answers to the research's unknowns as the immutable clarification artifact
+// and completes Clarification. Every key must name an unknown; every required unknown needs
+// an answer.
+func Clarify(env Env, id string, answers map[string]string) (artifact.Reference, error) {
+	var ref artifact.Reference
+	r, l, err := openRun(env.Home, id)
+	if err != nil {
+		return ref, err
+	}
+	defer l.Close()
+	if r.Aborted {
+		return ref, fmt.Errorf("%w: run %s was aborted", ErrFinished, id)
+	}
+	if len(r.Blockers) > 0 {
+		return ref, &BlockedError{RunID: id, Blockers: r.Blockers}
+	}
+	if err := r.reconcileAndRecord(env, l); err != nil {
+		return ref, err
+	}
+	if r.Stage != StageClarification {
+		return ref, fmt.Errorf("%w: run %s is at stage %s, not clarification", ErrNotRunnable, id, r.Stage)
+	}
+	resRef, _ := r.accepted(StageResearch)
+	res, err := r.researchContract(resRef)
+	if err != nil {
+		return ref, err
+	}
+	known := map[string]contract.Unknown{}
+	for _, u := range res.RemainingUnknowns {
+		known[u.ID] = u
+	}
+	var bad, missing []string
+	for k := range answers {
+		if _, ok := known[k]; !ok {
+			bad = append(bad, k)
+		}
+	}
+	c := Clarification{Research: resRef.Digest}
+	for _, u := range res.RemainingUnknowns {
+		a, ok := answers[u.ID]
+		if !ok {
+			if u.Required {
+				missing = append(missing, u.ID)
+			}
+			continue
+		}
+		c.Answers = append(c.Answers, Answer{UnknownID: u.ID, Required: u.Required, Answer: a})
+	}
+	slices.Sort(bad)
+	if len(bad) > 0 {
+		ids := make([]string, 0, len(known))
+		for _, u := range res.RemainingUnknowns {
+			ids = append(ids, u.ID)
+		}
+		return ref, fmt.Errorf("%w: answers name unknown id(s) %s; the research's unknowns are %s", ErrUsage, strings.Join(bad, ", "), strings.Join(ids, ", "))
+	}
+	if len(missing) > 0 {
+		return ref, fmt.Errorf("%w: required unknown(s) %s have no answer", ErrUsage, strings.Join(missing, ", "))
+	}
+	rel := RunsDir + "/" + id + "/" + ArtClarification + ".md"
+	data := renderStageArtifact(id, ArtClarification, "Clarification", StageClarification, 1, env.now(), c)
+	if ref, err = artifact.NewReference(ArtClarification, rel, data); err != nil {
+		return ref, fmt.Errorf("%w: clarification: %v", ErrUsage, err)
+	}
+	if err := writeImmutable(filepath.Join(r.Project, filepath.FromSlash(rel)), data); err != nil {
+		return ref, err
+	}
+	if _, err := l.Append(ledger.Entry{Kind: KindClarified, Body: clarifiedBody{Artifact: ref}}); err != nil {
+		return ref, err
+	}
+	_, err = l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: StageClarification, Attempt: 1, Outcome: "answered"}})
+	return ref, err
+}
+
+// SpecSystem is the workflow role's system prompt for the Specification stage.
+const SpecSystem = `You are the workflow role of a rein delivery run, in the Specification stage.
+You may read the project with the read-only tools (read, grep, find, ls). You change nothing.
+Write the specification the requirement, the research and the clarification answers in the pack
+support, and submit the Specification contract with the rein_stage_result tool. The stage has
+an outcome only through that tool: an answer in prose is no outcome.`
+
+const specRules = `- Submit exactly one Specification contract with rein_stage_result; prose is no outcome.
+- inputReferences names the reference ids of the pack above the specification is made from.
+- Give every item a unique id; state at least one acceptance criterion.
+- Follow the clarification answers; where a rejection reason is in the pack, address it.
+- Never include secrets, credentials or tokens.
+- If a submission is refused, correct it following the listed problems and submit again.`
+
+func (r *Run) specStage() modelStage {
+	return modelStage{stage: StageSpecification, title: "Specification", kind: contract.KindSpecification, art: ArtSpec,
+		file: func(n int) string {
+			if n == 1 {
+				return ArtSpec + ".md"
+			}
+			return fmt.Sprintf("%s-%d.md", ArtSpec, n)
+		},
+		system: SpecSystem, pack: r.specPack,
+		request: func(n int, pack []byte, schema json.RawMessage) string {
+			return fmt.Sprintf("%s: stage specification, attempt %d.\n\n## Pack\n\nCite these artifacts by their id.\n\n%s\n## Contract\n\nSubmit with %s a JSON document of this schema:\n\n%s\n\n## Rules\n\n%s\n",
+				RequestPrefix(r.ID), n, pack, contract.ToolName, schema, specRules)
+		}}
+}
+
+// specPack is the Specification stage's pack: the requirement and its snapshot, the accepted
+// research, the clarification answers (if any), the latest rejection reason of the Spec Gate
+// (if the gate sent it back) and the locked guidance files.
+func (r *Run) specPack() (artifact.Pack, error) {
+	p := artifact.Pack{Name: "specification", Version: "1"}
+	for _, id := range []string{ArtRequirement, ArtSnapshot} {
+		ref, ok := r.ref(id)
+		if !ok {
+			return p, fmt.Errorf("the ledger names no %s artifact", id)
+		}
+		p.References = append(p.References, ref)
+	}
+	res, ok := r.accepted(StageResearch)
+	if !ok {
+		return p, fmt.Errorf("run %s has no accepted research", r.ID)
+	}
+	p.References = append(p.References, *res)
+	if r.Clarification != nil {
+		p.References = append(p.References, *r.Clarification)
+	}
+	if gs := r.Gates[GateSpec]; len(gs) > 0 && gs[len(gs)-1].Decision == GateRejected && gs[len(gs)-1].Reason != nil {
+		p.References = append(p.References, *gs[len(gs)-1].Reason)
+	}
+	for _, g := range r.Lock.Guidance {
+		data, err := os.ReadFile(filepath.Join(r.Project, filepath.FromSlash(g.Path)))
+		if err != nil {
+			return p, err
+		}
+		ref, err := artifact.NewReference("guidance:"+g.Path, g.Path, data)
+		if err != nil {
+			return p, err
+		}
+		p.References = append(p.References, ref)
+	}
+	return p, nil
+}
+
+// openGate opens run id for a decision at gate and returns the artifact awaiting it.
+func openGate(env Env, id, gate string) (*Run, *ledger.Ledger, artifact.Reference, error) {
+	var ref artifact.Reference
+	if gate != GateSpec {
+		return nil, nil, ref, fmt.Errorf("%w: gate %q: only the spec gate exists so far", ErrUsage, gate)
+	}
+	r, l, err := openRun(env.Home, id)
+	if err != nil {
+		return nil, nil, ref, err
+	}
+	fail := func(err error) (*Run, *ledger.Ledger, artifact.Reference, error) {
+		l.Close()
+		return nil, nil, ref, err
+	}
+	if r.Aborted {
+		return fail(fmt.Errorf("%w: run %s was aborted", ErrFinished, id))
+	}
+	if len(r.Blockers) > 0 {
+		return fail(&BlockedError{RunID: id, Blockers: r.Blockers})
+	}
+	if err := r.reconcileAndRecord(env, l); err != nil {
+		return fail(err)
+	}
+	if r.Stage != StageSpecGate {
+		return fail(fmt.Errorf("%w: run %s is at stage %s; the spec gate is not open", ErrNotRunnable, id, r.Stage))
+	}
+	spec, ok := r.accepted(StageSpecification)
+	if !ok {
+		return fail(fmt.Errorf("run %s has no accepted specification", id))
+	}
+	if _, err := r.readRef(*spec); err != nil {
+		return fail(&BlockedError{RunID: id, Blockers: []Blocker{{Code: BlockLockTampered, Stage: StageSpecGate,
+			Detail: "specification artifact: " + err.Error(), Recovery: []string{"restore " + spec.Path + " (digest " + string(spec.Digest) + ")"}}}})
+	}
+	return r, l, *spec, nil
+}
+
+// ApproveGate approves gate of run id when digest equals the current artifact's digest.
+func ApproveGate(env Env, id, gate string, digest artifact.Digest, by string) (artifact.Reference, error) {
+	r, l, spec, err := openGate(env, id, gate)
+	if err != nil {
+		return spec, err
+	}
+	defer l.Close()
+	if digest != spec.Digest {
+		return spec, fmt.Errorf("%w: --digest %s is not the current specification's digest %s (%s); review that artifact and approve its digest", ErrGateDigest, digest, spec.Digest, spec.Path)
+	}
+	d := GateDecision{Gate: gate, Decision: GateApproved, Digest: spec.Digest, Artifact: spec, By: by, At: env.now().Truncate(time.Second)}
+	if _, err := l.Append(ledger.Entry{Kind: KindGateDecision, Body: d}); err != nil {
+		return spec, err
+	}
+	_, err = l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: StageSpecGate, Attempt: len(r.Gates[gate]) + 1, Outcome: GateApproved}})
+	return spec, err
+}
+
+// RejectGate records reason as an input artifact and sends the gate's stage back.
+func RejectGate(env Env, id, gate, reason, by string) (artifact.Reference, error) {
+	var ref artifact.Reference
+	if strings.TrimSpace(reason) == "" {
+		return ref, fmt.Errorf("%w: a rejection needs --reason TEXT", ErrUsage)
+	}
+	r, l, spec, err := openGate(env, id, gate)
+	if err != nil {
+		return ref, err
+	}
+	defer l.Close()
+	n := len(r.Gates[gate]) + 1
+	rel := fmt.Sprintf("%s/%s/%s-%d.md", RunsDir, id, ArtSpecRejection, n)
+	body := struct {
+		Gate   string          `json:"gate"`
+		Digest artifact.Digest `json:"digest"`
+		Reason string          `json:"reason"`
+	}{gate, spec.Digest, reason}
+	data := renderStageArtifact(id, ArtSpecRejection, "Spec Gate rejection", StageSpecGate, n, env.now(), body)
+	if ref, err = artifact.NewReference(ArtSpecRejection, rel, data); err != nil {
+		return ref, fmt.Errorf("%w: rejection: %v", ErrUsage, err)
+	}
+	if err := writeImmutable(filepath.Join(r.Project, filepath.FromSlash(rel)), data); err != nil {
+		return ref, err
+	}
+	d := GateDecision{Gate: gate, Decision: GateRejected, Digest: spec.Digest, Artifact: spec, Reason: &ref, By: by, At: env.now().Truncate(time.Second)}
+	_, err = l.Append(ledger.Entry{Kind: KindGateDecision, Body: d})
+	return ref, err
+}
+
+// gateReport states a gate: pending, awaiting approval (with the current digest), approved
+// (with the approved digest), or stale when the approved artifact changed on disk.
+func (r *Run) gateReport(s WorkflowStage) GateReport {
+	g := GateReport{Gate: s.Gate, Stage: s.ID, State: "pending"}
+	if s.Gate != GateSpec {
+		return g
+	}
+	ds := r.Gates[s.Gate]
+	if len(ds) > 0 && ds[len(ds)-1].Decision == GateApproved {
+		d := ds[len(ds)-1]
+		g.State, g.Digest = GateApproved, string(d.Digest)
+		if _, err := r.readRef(d.Artifact); err != nil {
+			g.State, g.Detail = "stale", "the approved artifact changed: "+err.Error()
+		}
+		return g
+	}
+	if r.Stage == StageSpecGate {
+		if spec, ok := r.accepted(StageSpecification); ok {
+			g.State, g.Digest = "awaiting approval", string(spec.Digest)
+		}
+	} else if len(ds) > 0 {
+		g.State, g.Digest = GateRejected, string(ds[len(ds)-1].Digest)
+	}
+	return g
+}
