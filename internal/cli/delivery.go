@@ -143,7 +143,8 @@ func newDeliveryRunCmd(e *env) *cobra.Command {
 		Short: "Delivery runs: start, next, clarify, approve, reject, status, abort",
 		Long: `A delivery run takes one requirement through fixed stages (see README, "Delivery runs"). So far:
 start (snapshot, execution lock, run ledger, Preflight), next (Research, Clarification,
-Specification), clarify (answers to required unknowns), approve/reject (Spec Gate), status and abort.`,
+Specification, Ticket Planning), clarify (answers to required unknowns), approve/reject (Spec
+Gate, Ticket Plan Gate), status and abort.`,
 	}
 	var reqFile, branch string
 	start := &cobra.Command{
@@ -219,7 +220,7 @@ Specification), clarify (answers to required unknowns), approve/reject (Spec Gat
 		},
 	}
 	next := &cobra.Command{
-		Use: "next [RUN]", Short: "Run the run's current stage (Research, Clarification, Specification)",
+		Use: "next [RUN]", Short: "Run the run's current stage (Research, Clarification, Specification, Ticket Planning)",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			env, err := runEnv(e)
@@ -278,7 +279,7 @@ Specification), clarify (answers to required unknowns), approve/reject (Spec Gat
 		return by, nil
 	}
 	approve := &cobra.Command{
-		Use: "approve RUN --gate spec --digest SHA256", Short: "Approve a gate's artifact, bound to its digest",
+		Use: "approve RUN --gate spec|ticket-plan --digest SHA256", Short: "Approve a gate's artifact, bound to its digest",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if gate == "" || digest == "" {
@@ -301,7 +302,7 @@ Specification), clarify (answers to required unknowns), approve/reject (Spec Gat
 		},
 	}
 	reject := &cobra.Command{
-		Use: "reject RUN --gate spec --reason TEXT", Short: "Reject a gate's artifact and send its stage back with the reason",
+		Use: "reject RUN --gate spec|ticket-plan --reason TEXT", Short: "Reject a gate's artifact and send its stage back with the reason",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if gate == "" || reason == "" {
@@ -319,12 +320,12 @@ Specification), clarify (answers to required unknowns), approve/reject (Spec Gat
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "rejected gate %s; reason recorded as %s (digest %s); `rein run next` runs %s again\n", gate, ref.Path, ref.Digest, delivery.StageSpecification)
+			fmt.Fprintf(e.stdout, "rejected gate %s; reason recorded as %s (digest %s); `rein run next` runs %s again\n", gate, ref.Path, ref.Digest, delivery.GateStage(gate))
 			return nil
 		},
 	}
 	for _, c := range []*cobra.Command{approve, reject} {
-		c.Flags().StringVar(&gate, "gate", "", "the gate (spec)")
+		c.Flags().StringVar(&gate, "gate", "", "the gate (spec or ticket-plan)")
 		c.Flags().StringVar(&by, "approver", "", "who decides (default $USER)")
 	}
 	approve.Flags().StringVar(&digest, "digest", "", "the digest of the artifact approved (sha256:…)")

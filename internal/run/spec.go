@@ -21,6 +21,8 @@ const (
 	ArtClarification = "clarification"
 	ArtSpec          = "spec"
 	ArtSpecRejection = "spec-rejection"
+	ArtTicketPlan    = "ticket-plan"
+	ArtPlanRejection = "ticket-plan-rejection"
 )
 
 // Ledger record kinds of Clarification and the gates.
@@ -35,8 +37,11 @@ const (
 	GateRejected = "rejected"
 )
 
-// GateSpec is the Spec Gate's name.
-const GateSpec = "spec"
+// Gate names.
+const (
+	GateSpec       = "spec"
+	GateTicketPlan = "ticket-plan"
+)
 
 // BlockClarificationRequired: Clarification cannot pass while a required unknown of Research
 // is unanswered. It is reported, never recorded: `rein run clarify` resolves it.
@@ -75,8 +80,8 @@ type GateDecision struct {
 }
 
 func gateStage(gate string) string {
-	if gate == GateSpec {
-		return StageSpecification
+	if g, ok := gates[gate]; ok {
+		return g.model
 	}
 	return StageTicketPlanning
 }
@@ -264,12 +269,7 @@ const specRules = `- Submit exactly one Specification contract with rein_stage_r
 
 func (r *Run) specStage() modelStage {
 	return modelStage{stage: StageSpecification, title: "Specification", kind: contract.KindSpecification, art: ArtSpec,
-		file: func(n int) string {
-			if n == 1 {
-				return ArtSpec + ".md"
-			}
-			return fmt.Sprintf("%s-%d.md", ArtSpec, n)
-		},
+		file:   attemptFile(ArtSpec),
 		system: SpecSystem, pack: r.specPack,
 		request: func(n int, pack []byte, schema json.RawMessage) string {
 			return fmt.Sprintf("%s: stage specification, attempt %d.\n\n## Pack\n\nCite these artifacts by their id.\n\n%s\n## Contract\n\nSubmit with %s a JSON document of this schema:\n\n%s\n\n## Rules\n\n%s\n",
@@ -297,9 +297,22 @@ func (r *Run) specPack() (artifact.Pack, error) {
 	if r.Clarification != nil {
 		p.References = append(p.References, *r.Clarification)
 	}
-	if gs := r.Gates[GateSpec]; len(gs) > 0 && gs[len(gs)-1].Decision == GateRejected && gs[len(gs)-1].Reason != nil {
-		p.References = append(p.References, *gs[len(gs)-1].Reason)
+	if reason := r.rejection(GateSpec); reason != nil {
+		p.References = append(p.References, *reason)
 	}
+	return r.withGuidance(p)
+}
+
+// rejection returns the reason artifact of gate's latest decision when it sent its stage back.
+func (r *Run) rejection(gate string) *artifact.Reference {
+	if gs := r.Gates[gate]; len(gs) > 0 && gs[len(gs)-1].Decision == GateRejected {
+		return gs[len(gs)-1].Reason
+	}
+	return nil
+}
+
+// withGuidance appends the locked guidance files to p.
+func (r *Run) withGuidance(p artifact.Pack) (artifact.Pack, error) {
 	for _, g := range r.Lock.Guidance {
 		data, err := os.ReadFile(filepath.Join(r.Project, filepath.FromSlash(g.Path)))
 		if err != nil {
@@ -312,115 +325,4 @@ func (r *Run) specPack() (artifact.Pack, error) {
 		p.References = append(p.References, ref)
 	}
 	return p, nil
-}
-
-// openGate opens run id for a decision at gate and returns the artifact awaiting it.
-func openGate(env Env, id, gate string) (*Run, *ledger.Ledger, artifact.Reference, error) {
-	var ref artifact.Reference
-	if gate != GateSpec {
-		return nil, nil, ref, fmt.Errorf("%w: gate %q: only the spec gate exists so far", ErrUsage, gate)
-	}
-	r, l, err := openRun(env.Home, id)
-	if err != nil {
-		return nil, nil, ref, err
-	}
-	fail := func(err error) (*Run, *ledger.Ledger, artifact.Reference, error) {
-		l.Close()
-		return nil, nil, ref, err
-	}
-	if r.Aborted {
-		return fail(fmt.Errorf("%w: run %s was aborted", ErrFinished, id))
-	}
-	if len(r.Blockers) > 0 {
-		return fail(&BlockedError{RunID: id, Blockers: r.Blockers})
-	}
-	if err := r.reconcileAndRecord(env, l); err != nil {
-		return fail(err)
-	}
-	if r.Stage != StageSpecGate {
-		return fail(fmt.Errorf("%w: run %s is at stage %s; the spec gate is not open", ErrNotRunnable, id, r.Stage))
-	}
-	spec, ok := r.accepted(StageSpecification)
-	if !ok {
-		return fail(fmt.Errorf("run %s has no accepted specification", id))
-	}
-	if _, err := r.readRef(*spec); err != nil {
-		return fail(&BlockedError{RunID: id, Blockers: []Blocker{{Code: BlockLockTampered, Stage: StageSpecGate,
-			Detail: "specification artifact: " + err.Error(), Recovery: []string{"restore " + spec.Path + " (digest " + string(spec.Digest) + ")"}}}})
-	}
-	return r, l, *spec, nil
-}
-
-// ApproveGate approves gate of run id when digest equals the current artifact's digest.
-func ApproveGate(env Env, id, gate string, digest artifact.Digest, by string) (artifact.Reference, error) {
-	r, l, spec, err := openGate(env, id, gate)
-	if err != nil {
-		return spec, err
-	}
-	defer l.Close()
-	if digest != spec.Digest {
-		return spec, fmt.Errorf("%w: --digest %s is not the current specification's digest %s (%s); review that artifact and approve its digest", ErrGateDigest, digest, spec.Digest, spec.Path)
-	}
-	d := GateDecision{Gate: gate, Decision: GateApproved, Digest: spec.Digest, Artifact: spec, By: by, At: env.now().Truncate(time.Second)}
-	if _, err := l.Append(ledger.Entry{Kind: KindGateDecision, Body: d}); err != nil {
-		return spec, err
-	}
-	_, err = l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: StageSpecGate, Attempt: len(r.Gates[gate]) + 1, Outcome: GateApproved}})
-	return spec, err
-}
-
-// RejectGate records reason as an input artifact and sends the gate's stage back.
-func RejectGate(env Env, id, gate, reason, by string) (artifact.Reference, error) {
-	var ref artifact.Reference
-	if strings.TrimSpace(reason) == "" {
-		return ref, fmt.Errorf("%w: a rejection needs --reason TEXT", ErrUsage)
-	}
-	r, l, spec, err := openGate(env, id, gate)
-	if err != nil {
-		return ref, err
-	}
-	defer l.Close()
-	n := len(r.Gates[gate]) + 1
-	rel := fmt.Sprintf("%s/%s/%s-%d.md", RunsDir, id, ArtSpecRejection, n)
-	body := struct {
-		Gate   string          `json:"gate"`
-		Digest artifact.Digest `json:"digest"`
-		Reason string          `json:"reason"`
-	}{gate, spec.Digest, reason}
-	data := renderStageArtifact(id, ArtSpecRejection, "Spec Gate rejection", StageSpecGate, n, env.now(), body)
-	if ref, err = artifact.NewReference(ArtSpecRejection, rel, data); err != nil {
-		return ref, fmt.Errorf("%w: rejection: %v", ErrUsage, err)
-	}
-	if err := writeImmutable(filepath.Join(r.Project, filepath.FromSlash(rel)), data); err != nil {
-		return ref, err
-	}
-	d := GateDecision{Gate: gate, Decision: GateRejected, Digest: spec.Digest, Artifact: spec, Reason: &ref, By: by, At: env.now().Truncate(time.Second)}
-	_, err = l.Append(ledger.Entry{Kind: KindGateDecision, Body: d})
-	return ref, err
-}
-
-// gateReport states a gate: pending, awaiting approval (with the current digest), approved
-// (with the approved digest), or stale when the approved artifact changed on disk.
-func (r *Run) gateReport(s WorkflowStage) GateReport {
-	g := GateReport{Gate: s.Gate, Stage: s.ID, State: "pending"}
-	if s.Gate != GateSpec {
-		return g
-	}
-	ds := r.Gates[s.Gate]
-	if len(ds) > 0 && ds[len(ds)-1].Decision == GateApproved {
-		d := ds[len(ds)-1]
-		g.State, g.Digest = GateApproved, string(d.Digest)
-		if _, err := r.readRef(d.Artifact); err != nil {
-			g.State, g.Detail = "stale", "the approved artifact changed: "+err.Error()
-		}
-		return g
-	}
-	if r.Stage == StageSpecGate {
-		if spec, ok := r.accepted(StageSpecification); ok {
-			g.State, g.Digest = "awaiting approval", string(spec.Digest)
-		}
-	} else if len(ds) > 0 {
-		g.State, g.Digest = GateRejected, string(ds[len(ds)-1].Digest)
-	}
-	return g
 }

@@ -84,10 +84,11 @@ const researchRules = `- Submit exactly one Research contract with rein_stage_re
 - Never include secrets, credentials or tokens.
 - If a submission is refused, correct it following the listed problems and submit again.`
 
-// Next runs the run's current stage: Research and Specification as fresh sessions of the
+// Next runs the run's current stage: Research, Specification and Ticket Planning as fresh sessions of the
 // workflow role until one submits an accepted contract (stage completed) or the attempts or
 // the budget are used up (a blocker); Clarification completes once every required unknown is
-// answered ([Clarify]) and otherwise refuses with a blocker. It returns the stage it ran.
+// answered ([Clarify]) and otherwise refuses with a blocker. It refuses to continue on a stale
+// input (run_artifact_stale). It returns the stage it ran.
 func Next(ctx context.Context, env Env, id string) (string, error) {
 	r, l, err := openRun(env.Home, id)
 	if err != nil {
@@ -103,6 +104,11 @@ func Next(ctx context.Context, env Env, id string) (string, error) {
 	if err := r.reconcileAndRecord(env, l); err != nil {
 		return "", err
 	}
+	if b, err := r.staleBlocker(); err != nil {
+		return "", err
+	} else if b != nil {
+		return r.Stage, &BlockedError{RunID: id, Blockers: []Blocker{*b}}
+	}
 	switch r.Stage {
 	case StageResearch:
 		return StageResearch, r.runModelStage(ctx, env, l, r.researchStage())
@@ -112,8 +118,12 @@ func Next(ctx context.Context, env Env, id string) (string, error) {
 		return StageSpecification, r.runModelStage(ctx, env, l, r.specStage())
 	case StageSpecGate:
 		return r.Stage, fmt.Errorf("%w: run %s is at the Spec Gate: approve the specification with `rein run approve %s --gate spec --digest SHA256` or send it back with `rein run reject %s --gate spec --reason TEXT`", ErrNotRunnable, id, id, id)
+	case StageTicketPlanning:
+		return StageTicketPlanning, r.runModelStage(ctx, env, l, r.planStage())
+	case StageTicketPlanGate:
+		return r.Stage, fmt.Errorf("%w: run %s is at the Ticket Plan Gate: approve the ticket plan with `rein run approve %s --gate ticket-plan --digest SHA256` or send it back with `rein run reject %s --gate ticket-plan --reason TEXT`", ErrNotRunnable, id, id, id)
 	}
-	return r.Stage, fmt.Errorf("%w: run %s is at stage %s; rein run next runs Research, Clarification and Specification so far", ErrNotRunnable, id, r.Stage)
+	return r.Stage, fmt.Errorf("%w: run %s is at stage %s, which is not implemented yet; rein run next runs Research, Clarification, Specification and Ticket Planning so far", ErrNotRunnable, id, r.Stage)
 }
 
 // modelStage is what distinguishes one model stage from another on the shared runner.
@@ -125,6 +135,8 @@ type modelStage struct {
 	system       string
 	pack         func() (artifact.Pack, error)
 	request      func(attempt int, pack []byte, schema json.RawMessage) string
+	// refs binds what a submission may refer to (default: the pack's reference ids).
+	refs func(artifact.Pack) contract.Refs
 	// accepted runs after the stage.completed record of an accepted contract.
 	accepted func(l *ledger.Ledger, a Attempt) error
 }
@@ -270,7 +282,11 @@ func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy,
 		a.Artifact, a.Contract = &ref, artifact.Digest(acc.Digest)
 		return nil
 	}
-	result, err := contract.NewStageResult(c, contract.PackRefs(pack), sink)
+	refs := contract.PackRefs(pack)
+	if ms.refs != nil {
+		refs = ms.refs(pack)
+	}
+	result, err := contract.NewStageResult(c, refs, sink)
 	if err != nil {
 		return a, err
 	}

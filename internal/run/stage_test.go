@@ -77,7 +77,7 @@ func TestResearchFreshSessionCanary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Stage != StageSpecification || len(rep.Stages) != 3 || rep.Stages[0].State != "completed" || rep.Stages[1].State != "completed" {
+	if rep.Stage != StageSpecification || len(rep.Stages) != 4 || rep.Stages[0].State != "completed" || rep.Stages[1].State != "completed" {
 		t.Fatalf("report = %+v", rep)
 	}
 	atts := rep.Stages[0].Attempts

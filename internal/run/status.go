@@ -2,28 +2,34 @@ package run
 
 import (
 	"fmt"
+
+	"github.com/reinhq/rein/internal/artifact"
 	"io"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // Report is what `rein run status` shows: ids, digests, versions, branch, stage, gates and
 // blockers — never the requirement text, its summary, prompts or transcripts.
 type Report struct {
-	RunID     string               `json:"runId"`
-	Project   string               `json:"project"`
-	State     string               `json:"state"` // running, blocked, aborted
-	Stage     string               `json:"stage"`
-	Branch    string               `json:"branch,omitempty"`
-	Attempts  map[string]int       `json:"attempts"`
-	Stages    []StageReport        `json:"stages"`
-	Gates     []GateReport         `json:"gates"`
-	Blockers  []Blocker            `json:"blockers"`
-	Gaps      []Gap                `json:"gaps"`
-	Locked    *Lock                `json:"locked,omitempty"`
-	Artifacts []ArtifactReport     `json:"artifacts"`
-	Usage     map[string]RoleUsage `json:"usage"`
-	History   string               `json:"history"`
+	RunID     string           `json:"runId"`
+	Project   string           `json:"project"`
+	State     string           `json:"state"` // running, blocked, aborted
+	Stage     string           `json:"stage"`
+	Branch    string           `json:"branch,omitempty"`
+	Attempts  map[string]int   `json:"attempts"`
+	Stages    []StageReport    `json:"stages"`
+	Gates     []GateReport     `json:"gates"`
+	Blockers  []Blocker        `json:"blockers"`
+	Gaps      []Gap            `json:"gaps"`
+	Locked    *Lock            `json:"locked,omitempty"`
+	Artifacts []ArtifactReport `json:"artifacts"`
+	// Stale lists the artifacts that changed after they were recorded and those made from
+	// them (run_artifact_stale: `rein run next` refuses to continue until it is resolved).
+	Stale   []string             `json:"stale"`
+	Usage   map[string]RoleUsage `json:"usage"`
+	History string               `json:"history"`
 }
 
 // StageReport is a model stage's state and its settled attempts.
@@ -73,7 +79,7 @@ func Status(env Env, id string) (*Report, error) {
 		}
 	}
 	rep := &Report{RunID: r.ID, Project: r.Project, Stage: r.Stage, Attempts: r.Attempts, Blockers: r.Blockers,
-		Gaps: r.Gaps, Locked: r.Lock, Usage: map[string]RoleUsage{}, History: HistoryNote}
+		Gaps: r.Gaps, Locked: r.Lock, Stale: []string{}, Usage: map[string]RoleUsage{}, History: HistoryNote}
 	if rep.Blockers == nil {
 		rep.Blockers = []Blocker{}
 	}
@@ -92,13 +98,25 @@ func Status(env Env, id string) (*Report, error) {
 	if c := r.Clarification; c != nil {
 		rep.Artifacts = append(rep.Artifacts, ArtifactReport{c.ID, c.Path, string(c.Digest), string(c.FileDigest)})
 	}
-	for _, d := range r.Gates[GateSpec] {
-		if c := d.Reason; c != nil {
-			rep.Artifacts = append(rep.Artifacts, ArtifactReport{c.ID, c.Path, string(c.Digest), string(c.FileDigest)})
+	for _, gate := range []string{GateSpec, GateTicketPlan} {
+		for _, d := range r.Gates[gate] {
+			if c := d.Reason; c != nil {
+				rep.Artifacts = append(rep.Artifacts, ArtifactReport{c.ID, c.Path, string(c.Digest), string(c.FileDigest)})
+			}
+		}
+	}
+	var stale *artifact.Report
+	if st, err := r.staleness(); err == nil {
+		stale = &st
+		for _, c := range st.Changed {
+			rep.Stale = append(rep.Stale, fmt.Sprintf("%s changed: digest %s, recorded %s", c.ID, orDash(string(c.Current)), c.Recorded))
+		}
+		for _, x := range st.Stale {
+			rep.Stale = append(rep.Stale, fmt.Sprintf("%s stale: made from changed %s", x.ID, strings.Join(x.Causes, ", ")))
 		}
 	}
 	for _, s := range DeliveryWorkflow().Stages {
-		if s.ID == StageResearch || s.ID == StageClarification || s.ID == StageSpecification {
+		if s.ID == StageResearch || s.ID == StageClarification || s.ID == StageSpecification || s.ID == StageTicketPlanning {
 			sr := StageReport{Stage: s.ID, State: "pending", Attempts: r.StageAttempts[s.ID]}
 			switch {
 			case r.Stage == s.ID && slices.ContainsFunc(r.Blockers, func(b Blocker) bool { return b.Stage == s.ID }):
@@ -124,7 +142,7 @@ func Status(env Env, id string) (*Report, error) {
 			rep.Stages = append(rep.Stages, sr)
 		}
 		if s.Kind == KindGate {
-			rep.Gates = append(rep.Gates, r.gateReport(s))
+			rep.Gates = append(rep.Gates, r.gateReport(s, stale))
 		}
 	}
 	switch {
@@ -202,6 +220,9 @@ func (rep *Report) WriteText(w io.Writer) {
 			kind = "required"
 		}
 		fmt.Fprintf(w, "gap: %s (%s, %s): %s\n", g.ID, kind, g.Source, g.Detail)
+	}
+	for _, s := range rep.Stale {
+		fmt.Fprintf(w, "stale: %s\n", s)
 	}
 	for _, b := range rep.Blockers {
 		fmt.Fprintf(w, "blocker: %s (stage %s): %s\n", b.Code, b.Stage, b.Detail)

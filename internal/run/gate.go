@@ -1,0 +1,194 @@
+package run
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/reinhq/rein/internal/artifact"
+	"github.com/reinhq/rein/internal/ledger"
+)
+
+// gateDef is what distinguishes one gate from another: its workflow stage, the model stage
+// whose artifact it decides on (and that a rejection sends back), the artifact's name and the
+// id of the rejection-reason artifact.
+type gateDef struct {
+	stage, model, what, rejection, title string
+}
+
+var gates = map[string]gateDef{
+	GateSpec:       {stage: StageSpecGate, model: StageSpecification, what: "specification", rejection: ArtSpecRejection, title: "Spec Gate rejection"},
+	GateTicketPlan: {stage: StageTicketPlanGate, model: StageTicketPlanning, what: "ticket plan", rejection: ArtPlanRejection, title: "Ticket Plan Gate rejection"},
+}
+
+// attemptFile names the artifact of attempt n: id.md for the first, id-n.md later.
+func attemptFile(id string) func(int) string {
+	return func(n int) string {
+		if n == 1 {
+			return id + ".md"
+		}
+		return fmt.Sprintf("%s-%d.md", id, n)
+	}
+}
+
+// openGate opens run id for a decision at gate and returns the artifact awaiting it. A gate
+// whose approval is no longer valid (stale) may be rejected after the run moved on (reject).
+func openGate(env Env, id, gate string, reject bool) (*Run, *ledger.Ledger, artifact.Reference, error) {
+	var ref artifact.Reference
+	g, ok := gates[gate]
+	if !ok {
+		return nil, nil, ref, fmt.Errorf("%w: gate %q: the gates are spec and ticket-plan", ErrUsage, gate)
+	}
+	r, l, err := openRun(env.Home, id)
+	if err != nil {
+		return nil, nil, ref, err
+	}
+	fail := func(err error) (*Run, *ledger.Ledger, artifact.Reference, error) {
+		l.Close()
+		return nil, nil, ref, err
+	}
+	if r.Aborted {
+		return fail(fmt.Errorf("%w: run %s was aborted", ErrFinished, id))
+	}
+	if len(r.Blockers) > 0 {
+		return fail(&BlockedError{RunID: id, Blockers: r.Blockers})
+	}
+	if err := r.reconcileAndRecord(env, l); err != nil {
+		return fail(err)
+	}
+	if r.Stage != g.stage {
+		if reject {
+			if ds := r.Gates[gate]; len(ds) > 0 && ds[len(ds)-1].Decision == GateApproved && r.approvalInvalid(gate) {
+				return r, l, ds[len(ds)-1].Artifact, nil
+			}
+		}
+		return fail(fmt.Errorf("%w: run %s is at stage %s; the %s gate is not open", ErrNotRunnable, id, r.Stage, gate))
+	}
+	art, ok := r.accepted(g.model)
+	if !ok {
+		return fail(fmt.Errorf("run %s has no accepted %s", id, g.what))
+	}
+	if _, err := r.readRef(*art); err != nil {
+		return fail(&BlockedError{RunID: id, Blockers: []Blocker{{Code: BlockLockTampered, Stage: g.stage,
+			Detail: g.what + " artifact: " + err.Error(), Recovery: []string{"restore " + art.Path + " (digest " + string(art.Digest) + ")"}}}})
+	}
+	return r, l, *art, nil
+}
+
+// approvalInvalid reports whether gate's latest approval no longer holds.
+func (r *Run) approvalInvalid(gate string) bool {
+	st, err := r.staleness()
+	if err != nil {
+		return true
+	}
+	for _, a := range st.Invalid() {
+		if a.ID == gate {
+			return true
+		}
+	}
+	return false
+}
+
+// ApproveGate approves gate of run id when digest equals the current artifact's digest.
+func ApproveGate(env Env, id, gate string, digest artifact.Digest, by string) (artifact.Reference, error) {
+	r, l, art, err := openGate(env, id, gate, false)
+	if err != nil {
+		return art, err
+	}
+	defer l.Close()
+	g := gates[gate]
+	if digest != art.Digest {
+		return art, fmt.Errorf("%w: --digest %s is not the current %s's digest %s (%s); review that artifact and approve its digest", ErrGateDigest, digest, g.what, art.Digest, art.Path)
+	}
+	d := GateDecision{Gate: gate, Decision: GateApproved, Digest: art.Digest, Artifact: art, By: by, At: env.now().Truncate(time.Second)}
+	if _, err := l.Append(ledger.Entry{Kind: KindGateDecision, Body: d}); err != nil {
+		return art, err
+	}
+	_, err = l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: g.stage, Attempt: len(r.Gates[gate]) + 1, Outcome: GateApproved}})
+	return art, err
+}
+
+// RejectGate records reason as an input artifact and sends the gate's stage back. It also
+// withdraws an approval that went stale after the run moved on.
+func RejectGate(env Env, id, gate, reason, by string) (artifact.Reference, error) {
+	var ref artifact.Reference
+	if strings.TrimSpace(reason) == "" {
+		return ref, fmt.Errorf("%w: a rejection needs --reason TEXT", ErrUsage)
+	}
+	r, l, art, err := openGate(env, id, gate, true)
+	if err != nil {
+		return ref, err
+	}
+	defer l.Close()
+	g := gates[gate]
+	n := len(r.Gates[gate]) + 1
+	rel := fmt.Sprintf("%s/%s/%s-%d.md", RunsDir, id, g.rejection, n)
+	body := struct {
+		Gate   string          `json:"gate"`
+		Digest artifact.Digest `json:"digest"`
+		Reason string          `json:"reason"`
+	}{gate, art.Digest, reason}
+	data := renderStageArtifact(id, g.rejection, g.title, g.stage, n, env.now(), body)
+	if ref, err = artifact.NewReference(g.rejection, rel, data); err != nil {
+		return ref, fmt.Errorf("%w: rejection: %v", ErrUsage, err)
+	}
+	if err := writeImmutable(filepath.Join(r.Project, filepath.FromSlash(rel)), data); err != nil {
+		return ref, err
+	}
+	d := GateDecision{Gate: gate, Decision: GateRejected, Digest: art.Digest, Artifact: art, Reason: &ref, By: by, At: env.now().Truncate(time.Second)}
+	_, err = l.Append(ledger.Entry{Kind: KindGateDecision, Body: d})
+	return ref, err
+}
+
+// GateStage returns the model stage gate sends back on rejection ("" for an unknown gate).
+func GateStage(gate string) string { return gates[gate].model }
+
+// gateReport states a gate: pending, awaiting approval (with the current digest), approved
+// (with the approved digest), or stale when the approved artifact, or something it was made
+// from, changed.
+func (r *Run) gateReport(s WorkflowStage, st *artifact.Report) GateReport {
+	g := GateReport{Gate: s.Gate, Stage: s.ID, State: "pending"}
+	def, ok := gates[s.Gate]
+	if !ok {
+		return g
+	}
+	ds := r.Gates[s.Gate]
+	if len(ds) > 0 && ds[len(ds)-1].Decision == GateApproved && !r.passed(def.stage) {
+		g.Detail = fmt.Sprintf("the earlier approval of %s no longer applies: the run went back to %s", ds[len(ds)-1].Digest, r.Stage)
+	} else if len(ds) > 0 && ds[len(ds)-1].Decision == GateApproved {
+		d := ds[len(ds)-1]
+		g.State, g.Digest = GateApproved, string(d.Digest)
+		if st != nil {
+			for _, a := range st.Invalid() {
+				if a.ID != s.Gate {
+					continue
+				}
+				g.State = "stale"
+				if a.Status == artifact.ApprovalChanged {
+					g.Detail = fmt.Sprintf("the approved artifact changed: %s now has digest %s", d.Artifact.Path, orDash(string(a.Current)))
+				} else {
+					g.Detail = "made from an input that changed: " + strings.Join(staleCauses(st, a.Artifact), ", ")
+				}
+			}
+		}
+		return g
+	}
+	if r.Stage == def.stage {
+		if art, ok := r.accepted(def.model); ok {
+			g.State, g.Digest = "awaiting approval", string(art.Digest)
+		}
+	} else if len(ds) > 0 {
+		g.State, g.Digest = GateRejected, string(ds[len(ds)-1].Digest)
+	}
+	return g
+}
+
+func staleCauses(st *artifact.Report, id string) []string {
+	for _, s := range st.Stale {
+		if s.ID == id {
+			return s.Causes
+		}
+	}
+	return nil
+}
