@@ -140,11 +140,12 @@ func runEnv(e *env) (delivery.Env, error) {
 func newDeliveryRunCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run",
-		Short: "Delivery runs: start, next, clarify, approve, reject, status, abort",
+		Short: "Delivery runs: start, next, resume, clarify, approve, reject, status, abort",
 		Long: `A delivery run takes one requirement through fixed stages (see README, "Delivery runs"). So far:
 start (snapshot, execution lock, run ledger, Preflight), next (Research, Clarification,
 Specification, Ticket Planning), clarify (answers to required unknowns), approve/reject (Spec
-Gate, Ticket Plan Gate), status and abort.`,
+Gate, Ticket Plan Gate), resume (settle an attempt a crash interrupted, by evidence, and
+continue), status and abort.`,
 	}
 	var reqFile, branch string
 	start := &cobra.Command{
@@ -239,6 +240,30 @@ Gate, Ticket Plan Gate), status and abort.`,
 			return nil
 		},
 	}
+	resume := &cobra.Command{
+		Use: "resume [RUN]", Short: "Rebuild the run from its ledger, settle an attempt a crash interrupted, and continue",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			env, err := runEnv(e)
+			if err != nil {
+				return err
+			}
+			id, err := runArg(env, args)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "run: %s\n", id)
+			res, err := delivery.Resume(cmd.Context(), env, id)
+			for _, s := range res.Settled {
+				fmt.Fprintf(e.stdout, "settled interrupted %s attempt %d: %s (%s)\n", s.Stage, s.Attempt, s.Outcome, s.Detail)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "stage %s completed; see `rein run status %s`\n", res.Stage, id)
+			return nil
+		},
+	}
 	var answersFile string
 	clarify := &cobra.Command{
 		Use: "clarify RUN --answers FILE", Short: "Record answers to the research's unknowns (YAML or JSON: unknown id → answer)",
@@ -330,7 +355,7 @@ Gate, Ticket Plan Gate), status and abort.`,
 	}
 	approve.Flags().StringVar(&digest, "digest", "", "the digest of the artifact approved (sha256:…)")
 	reject.Flags().StringVar(&reason, "reason", "", "why the artifact is rejected")
-	c.AddCommand(start, status, next, clarify, approve, reject, abort)
+	c.AddCommand(start, status, next, resume, clarify, approve, reject, abort)
 	return c
 }
 

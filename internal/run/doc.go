@@ -69,6 +69,17 @@
 // as spec-rejection-<n>.md and sends the run back to Specification (a new round of attempts).
 // Status reports an approval stale when the approved file's digest changed.
 //
+// # Resume
+//
+// [Resume] (and [Next], before any attempt) settles a model-stage attempt that has a
+// stage.started without its stage.attempt record by evidence: its session ledger
+// (stages/<stage>-<n>/) and its artifact. Artifact present, its contract valid again, session
+// verifying with no other accepted digest: accepted (stage.attempt with reason interrupted, then
+// stage.completed). No artifact and no accepted submission in an absent, empty or verifying
+// session: failed (reason interrupted); the retry is the next attempt number in a fresh session.
+// Anything else: the [BlockUnknownOutcome] blocker. An accepted attempt without its
+// stage.completed gets it. Settling is idempotent.
+//
 // # Drift
 //
 // [Reconcile] compares every locked input with its current state: the running harness (version

@@ -40,6 +40,20 @@ const BlockStageFailed = "run_stage_failed"
 // ErrNotRunnable: the run's current stage is not one `rein run next` can run (yet).
 var ErrNotRunnable = errors.New("stage not runnable")
 
+// Test hooks: crashPoint is called at named points of an attempt (session: before its
+// session is created; artifact: after the accepted artifact is written; attempt: after the
+// stage.attempt record); sessionFS is the stage sessions' ledger filesystem.
+var (
+	crashHook func(point string)
+	sessionFS ledger.FS
+)
+
+func crashPoint(p string) {
+	if crashHook != nil {
+		crashHook(p)
+	}
+}
+
 // RequestPrefix is the fixed start of every stage request of run id; the context hook cuts
 // each model request at the latest user message carrying it.
 func RequestPrefix(id string) string { return "Stage request for run " + id }
@@ -108,6 +122,13 @@ func Next(ctx context.Context, env Env, id string) (string, error) {
 		return "", err
 	} else if b != nil {
 		return r.Stage, &BlockedError{RunID: id, Blockers: []Blocker{*b}}
+	}
+	// A crash may have interrupted the last attempt: settle it by evidence first, so that a
+	// new attempt never runs on top of its leftovers.
+	if s, err := r.settleInterrupted(env, l); err != nil {
+		return r.Stage, err
+	} else if s != nil && s.Outcome == "accepted" {
+		return s.Stage, nil
 	}
 	switch r.Stage {
 	case StageResearch:
@@ -193,6 +214,7 @@ func (r *Run) runModelStage(ctx context.Context, env Env, l *ledger.Ledger, ms m
 		if _, err := l.Append(ledger.Entry{Kind: KindStageAttempt, Body: a}); err != nil {
 			return err
 		}
+		crashPoint("attempt")
 		used += a.Turns
 		if a.Outcome == "accepted" {
 			if _, err := l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: ms.stage, Attempt: n, Outcome: "accepted"}}); err != nil {
@@ -279,6 +301,7 @@ func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy,
 		if err := writeImmutable(filepath.Join(r.Project, filepath.FromSlash(rel)), data); err != nil {
 			return err
 		}
+		crashPoint("artifact")
 		a.Artifact, a.Contract = &ref, artifact.Digest(acc.Digest)
 		return nil
 	}
@@ -312,7 +335,16 @@ func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy,
 	}
 	sid := fmt.Sprintf("%s-%s-%d", r.ID, ms.stage, n)
 	dir := filepath.Join("runs", r.ID, "stages", fmt.Sprintf("%s-%d", ms.stage, n))
-	sess, err := session.Create(filepath.Join(env.Home, dir), session.Meta{ID: sid, Cwd: r.Project}, session.Options{Ledger: ledger.Options{Now: env.now}})
+	// A directory left by a crash whose stage.started record never became durable is kept as
+	// evidence; this attempt's session goes beside it.
+	for k := 2; ; k++ {
+		if _, err := os.Lstat(filepath.Join(env.Home, dir)); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		dir = filepath.Join("runs", r.ID, "stages", fmt.Sprintf("%s-%d.%d", ms.stage, n, k))
+	}
+	crashPoint("session")
+	sess, err := session.Create(filepath.Join(env.Home, dir), session.Meta{ID: sid, Cwd: r.Project}, session.Options{Ledger: ledger.Options{Now: env.now, FS: sessionFS}})
 	if err != nil {
 		return a, err
 	}

@@ -41,6 +41,9 @@ type Run struct {
 	Clarification *artifact.Reference
 	// Gates holds each gate's decisions, in order.
 	Gates map[string][]GateDecision
+	// Unsettled is, per stage, the attempt started without its stage.attempt record (a
+	// crash interrupted it); Uncompleted, the accepted attempt without its stage.completed.
+	Unsettled, Uncompleted map[string]int
 }
 
 func runDir(home, id string) string { return filepath.Join(home, "runs", id) }
@@ -83,7 +86,7 @@ func openRun(home, id string) (*Run, *ledger.Ledger, error) {
 		return nil, nil, err
 	}
 	r := &Run{ID: id, Attempts: map[string]int{}, StageAttempts: map[string][]Attempt{}, RoundStart: map[string]int{},
-		Gates: map[string][]GateDecision{}}
+		Gates: map[string][]GateDecision{}, Unsettled: map[string]int{}, Uncompleted: map[string]int{}}
 	for rec, err := range l.Records() {
 		if err != nil {
 			l.Close()
@@ -112,6 +115,7 @@ func (r *Run) apply(rec ledger.Record) error {
 		}
 		r.Stage = b.Stage
 		r.Attempts[b.Stage] = b.Attempt
+		r.Unsettled[b.Stage] = b.Attempt
 	case KindStageCompleted:
 		var b stageBody
 		if err := json.Unmarshal(rec.Body, &b); err != nil {
@@ -119,12 +123,20 @@ func (r *Run) apply(rec ledger.Record) error {
 		}
 		r.Stage = DeliveryWorkflow().Next(b.Stage)
 		r.Completed = append(r.Completed, b.Stage)
+		delete(r.Unsettled, b.Stage)
+		delete(r.Uncompleted, b.Stage)
 	case KindStageAttempt:
 		var a Attempt
 		if err := json.Unmarshal(rec.Body, &a); err != nil {
 			return err
 		}
 		r.StageAttempts[a.Stage] = append(r.StageAttempts[a.Stage], a)
+		if r.Unsettled[a.Stage] == a.Attempt {
+			delete(r.Unsettled, a.Stage)
+		}
+		if a.Outcome == "accepted" {
+			r.Uncompleted[a.Stage] = a.Attempt
+		}
 	case KindPreflight:
 		var b preflightBody
 		if err := json.Unmarshal(rec.Body, &b); err != nil {
