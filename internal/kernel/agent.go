@@ -23,6 +23,11 @@ type Config struct {
 	MaxTurns int
 	// MaxCost > 0 (US dollars) stops the run before the next model call once reached.
 	MaxCost float64
+	// MaxUsageTokens > 0 stops the run before the next model call once the tokens used (input,
+	// output and cache) reach it.
+	MaxUsageTokens int
+	// Deadline, when set, stops the run before the next model call once Now passes it.
+	Deadline time.Time
 	// SessionID is passed to providers for prompt-cache affinity.
 	SessionID string
 	// Compactor, if set, compacts the context before a request that would not fit, and once
@@ -268,6 +273,12 @@ func (r *run) checkBudget() error {
 	}
 	if cfg.MaxCost > 0 && r.out.Usage.Cost.Total >= cfg.MaxCost {
 		return &BudgetError{Budget: "cost", Limit: cfg.MaxCost, Used: r.out.Usage.Cost.Total}
+	}
+	if u := r.out.Usage; cfg.MaxUsageTokens > 0 && u.Input+u.Output+u.CacheRead+u.CacheWrite >= cfg.MaxUsageTokens {
+		return &BudgetError{Budget: "tokens", Limit: float64(cfg.MaxUsageTokens), Used: float64(u.Input + u.Output + u.CacheRead + u.CacheWrite)}
+	}
+	if !cfg.Deadline.IsZero() && !cfg.Now().Before(cfg.Deadline) {
+		return &BudgetError{Budget: "elapsed", Limit: 0, Used: 0}
 	}
 	return nil
 }

@@ -12,12 +12,18 @@ var ErrAborted = errors.New("run aborted")
 
 // BudgetError says a run stopped because a budget was reached.
 type BudgetError struct {
-	Budget string // "turns" or "cost"
+	Budget string // "turns", "cost", "tokens" or "elapsed"
 	Limit  float64
 	Used   float64
 }
 
 func (e *BudgetError) Error() string {
+	switch e.Budget {
+	case "tokens":
+		return fmt.Sprintf("token budget exhausted: %d of %d tokens used", int(e.Used), int(e.Limit))
+	case "elapsed":
+		return "elapsed-time budget exhausted: the deadline has passed"
+	}
 	if e.Budget == "cost" {
 		return fmt.Sprintf("cost budget exhausted: spent $%.4f of $%.4f (raise --max-cost to continue)", e.Used, e.Limit)
 	}

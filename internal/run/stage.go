@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/reinhq/rein/internal/artifact"
 	"github.com/reinhq/rein/internal/contextpack"
@@ -36,6 +37,13 @@ const MaxStageAttempts = 3
 // BlockStageFailed: a model stage used its attempts or its budget without an accepted
 // contract.
 const BlockStageFailed = "run_stage_failed"
+
+// BlockBudgetExhausted: the role's budget (model turns, tokens or elapsed time, summed over
+// every recorded attempt of the role's stages) is used up.
+const BlockBudgetExhausted = "run_budget_exhausted"
+
+// ReasonBudgetExhausted is the failure reason of an attempt stopped by its role's budget.
+const ReasonBudgetExhausted = "budget_exhausted"
 
 // ErrNotRunnable: the run's current stage is not one `rein run next` can run (yet).
 var ErrNotRunnable = errors.New("stage not runnable")
@@ -70,8 +78,12 @@ type Attempt struct {
 	Contract artifact.Digest     `json:"contractDigest,omitempty"` // sha256 of the canonical contract JSON
 	Session  SessionAnchor       `json:"session"`
 	Turns    int                 `json:"turns"`
-	Tokens   int                 `json:"tokens"`
-	CostUSD  float64             `json:"costUsd"`
+	Tokens   int                 `json:"tokens"` // all tokens: input, output and cache
+	// InputTokens and OutputTokens split Tokens (input counts cache reads and writes).
+	InputTokens  int     `json:"inputTokens"`
+	OutputTokens int     `json:"outputTokens"`
+	CostUSD      float64 `json:"costUsd"`
+	ElapsedMs    int64   `json:"elapsedMs"`
 }
 
 // SessionAnchor names a stage session ledger and its head when the attempt settled.
@@ -181,21 +193,68 @@ func (r *Run) researchStage() modelStage {
 		}}
 }
 
-// runModelStage runs fresh sessions of ms until one is accepted or the attempts of this round
-// (since the stage was last sent back) or the role's turn budget are used up.
+// roleUsed sums what role has spent over every recorded attempt of the stages it runs.
+func (r *Run) roleUsed(role string) (turns, tokens int, elapsed time.Duration) {
+	for _, s := range DeliveryWorkflow().Stages {
+		if s.Role != role {
+			continue
+		}
+		for _, a := range r.StageAttempts[s.ID] {
+			turns, tokens, elapsed = turns+a.Turns, tokens+a.Tokens, elapsed+time.Duration(a.ElapsedMs)*time.Millisecond
+		}
+	}
+	return turns, tokens, elapsed
+}
+
+// budgetLeft is what remains of a role's budget: the model turns, tokens and elapsed time its
+// next attempt may reserve; exhausted names the first dimension used up ("" when none is).
+type budgetLeft struct {
+	turns, tokens int
+	elapsed       time.Duration
+	exhausted     string
+	detail        string
+}
+
+func (r *Run) budgetLeft(role string, pol ModelPolicy) budgetLeft {
+	turns, tokens, elapsed := r.roleUsed(role)
+	limit, _ := time.ParseDuration(pol.Budget.Elapsed)
+	b := budgetLeft{turns: pol.Budget.ModelTurns - turns, tokens: pol.Budget.Tokens - tokens, elapsed: limit - elapsed}
+	b.detail = fmt.Sprintf("%d of %d model turns, %d of %d tokens, %s of %s used", turns, pol.Budget.ModelTurns, tokens, pol.Budget.Tokens, elapsed.Round(time.Millisecond), pol.Budget.Elapsed)
+	switch {
+	case b.turns <= 0:
+		b.exhausted = "modelTurns"
+	case b.tokens <= 0:
+		b.exhausted = "tokens"
+	case b.elapsed <= 0:
+		b.exhausted = "elapsed"
+	}
+	return b
+}
+
+// runModelStage runs fresh sessions of ms until one is accepted, the attempts of this round
+// (since the stage was last sent back) are used up (run_stage_failed) or the role's budget is
+// (run_budget_exhausted). Each attempt reserves what remains of the role's budget — model
+// turns, tokens and elapsed time summed over the role's recorded attempts — and is stopped by
+// the kernel before a model call that would go beyond it.
 func (r *Run) runModelStage(ctx context.Context, env Env, l *ledger.Ledger, ms modelStage) error {
 	pol := r.Lock.Models[RoleWorkflow]
-	used := 0
-	for _, a := range r.StageAttempts[ms.stage] {
-		used += a.Turns
-	}
 	round := r.RoundStart[ms.stage]
 	for {
 		n := r.Attempts[ms.stage] + 1
-		left := pol.Budget.ModelTurns - used
-		if n-round > MaxStageAttempts || left <= 0 {
+		left := r.budgetLeft(RoleWorkflow, pol)
+		if left.exhausted != "" {
+			b := Blocker{Code: BlockBudgetExhausted, Stage: ms.stage,
+				Detail: fmt.Sprintf("the workflow role's %s budget is used up before %s has an accepted contract (%s)", left.exhausted, ms.title, left.detail),
+				Recovery: []string{"read the attempts in `rein run status " + r.ID + "`",
+					"a larger budget is a profile change, which drifts from the locked run: abort the run (rein run abort " + r.ID + "), raise the workflow role's budget in " + ProfilePath + ", approve it and start a new run"}}
+			if _, err := l.Append(ledger.Entry{Kind: KindBlocked, Body: blockedBody{Blockers: []Blocker{b}}}); err != nil {
+				return err
+			}
+			return &BlockedError{RunID: r.ID, Blockers: []Blocker{b}}
+		}
+		if n-round > MaxStageAttempts {
 			b := Blocker{Code: BlockStageFailed, Stage: ms.stage,
-				Detail: fmt.Sprintf("%s ended %d attempt(s) without an accepted contract (%d of %d model turns used)", ms.title, n-1-round, used, pol.Budget.ModelTurns),
+				Detail: fmt.Sprintf("%s ended %d attempt(s) without an accepted contract (%s)", ms.title, n-1-round, left.detail),
 				Recovery: []string{"read the attempts in `rein run status " + r.ID + "` and adjust the workflow role's model or budget in " + ProfilePath,
 					"abort the run (rein run abort " + r.ID + ") and start a new one"}}
 			if _, err := l.Append(ledger.Entry{Kind: KindBlocked, Body: blockedBody{Blockers: []Blocker{b}}}); err != nil {
@@ -215,7 +274,7 @@ func (r *Run) runModelStage(ctx context.Context, env Env, l *ledger.Ledger, ms m
 			return err
 		}
 		crashPoint("attempt")
-		used += a.Turns
+		r.StageAttempts[ms.stage] = append(r.StageAttempts[ms.stage], a)
 		if a.Outcome == "accepted" {
 			if _, err := l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: ms.stage, Attempt: n, Outcome: "accepted"}}); err != nil {
 				return err
@@ -277,7 +336,7 @@ func ResearchRequest(id string, attempt int, gaps []Gap, pack []byte, schema jso
 }
 
 // modelAttempt runs one attempt of a model stage in a fresh session and settles it.
-func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy, maxTurns int, ms modelStage) (Attempt, error) {
+func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy, left budgetLeft, ms modelStage) (Attempt, error) {
 	a := Attempt{Stage: ms.stage, Attempt: n}
 	pack, err := ms.pack()
 	if err != nil {
@@ -350,17 +409,26 @@ func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy,
 	}
 	defer sess.Close()
 	agent, err := kernel.New(kernel.Config{Model: model, Tools: tools, Recorder: sess, System: ms.system,
-		Thinking: llm.ThinkingLevel(pol.Thinking), MaxTurns: maxTurns, SessionID: sid,
+		Thinking: llm.ThinkingLevel(pol.Thinking), MaxTurns: left.turns, MaxUsageTokens: left.tokens,
+		Deadline: time.Now().Add(left.elapsed), SessionID: sid,
 		ContextHooks: []kernel.ContextHook{contextpack.CutAtPrefix{Prefix: RequestPrefix(r.ID)}}})
 	if err != nil {
 		return a, err
 	}
 	req := ms.request(n, artifact.Render(op), c.Schema())
+	start := env.now()
 	out, err := agent.Run(ctx, nil, llm.UserText(req))
 	if err != nil {
-		return a, err
+		var be *kernel.BudgetError
+		if !errors.As(err, &be) {
+			return a, err
+		}
 	}
-	a.Turns, a.Tokens, a.CostUSD = out.Turns, out.Usage.Input+out.Usage.Output+out.Usage.CacheRead+out.Usage.CacheWrite, out.Usage.Cost.Total
+	a.ElapsedMs = env.now().Sub(start).Milliseconds()
+	u := out.Usage
+	a.Turns, a.CostUSD = out.Turns, u.Cost.Total
+	a.InputTokens, a.OutputTokens = u.Input+u.CacheRead+u.CacheWrite, u.Output
+	a.Tokens = a.InputTokens + a.OutputTokens
 	a.Session = SessionAnchor{ID: sid, Dir: filepath.ToSlash(dir)}
 	a.Session.Seq, a.Session.Hash = sess.Head()
 	if _, oerr := result.Outcome(); oerr != nil {
@@ -368,6 +436,9 @@ func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy,
 		var ae *contract.AttemptError
 		if errors.As(oerr, &ae) {
 			a.Reason = string(ae.Reason)
+		}
+		if be := (*kernel.BudgetError)(nil); errors.As(out.Err, &be) {
+			a.Reason = ReasonBudgetExhausted
 		}
 		if out.Err != nil {
 			a.Detail += "; the session ended: " + out.Err.Error()

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Report is what `rein run status` shows: ids, digests, versions, branch, stage, gates and
@@ -58,9 +59,12 @@ type ArtifactReport struct {
 
 // RoleUsage is what a role spent.
 type RoleUsage struct {
-	ModelTurns int     `json:"modelTurns"`
-	Tokens     int     `json:"tokens"`
-	CostUSD    float64 `json:"costUsd"`
+	ModelTurns   int     `json:"modelTurns"`
+	Tokens       int     `json:"tokens"`
+	InputTokens  int     `json:"inputTokens"`
+	OutputTokens int     `json:"outputTokens"`
+	CostUSD      float64 `json:"costUsd"`
+	ElapsedMs    int64   `json:"elapsedMs"`
 }
 
 // Status rebuilds run id from its ledger, reconciles its locked inputs (recording new blockers)
@@ -134,6 +138,7 @@ func Status(env Env, id string) (*Report, error) {
 			for _, a := range sr.Attempts {
 				u := rep.Usage[s.Role]
 				u.ModelTurns, u.Tokens, u.CostUSD = u.ModelTurns+a.Turns, u.Tokens+a.Tokens, u.CostUSD+a.CostUSD
+				u.InputTokens, u.OutputTokens, u.ElapsedMs = u.InputTokens+a.InputTokens, u.OutputTokens+a.OutputTokens, u.ElapsedMs+a.ElapsedMs
 				rep.Usage[s.Role] = u
 				if a.Artifact != nil {
 					rep.Artifacts = append(rep.Artifacts, ArtifactReport{a.Artifact.ID, a.Artifact.Path, string(a.Artifact.Digest), string(a.Artifact.FileDigest)})
@@ -212,7 +217,7 @@ func (rep *Report) WriteText(w io.Writer) {
 	}
 	for _, role := range Roles {
 		u := rep.Usage[role]
-		fmt.Fprintf(w, "usage: %s %d turns %d tokens $%.4f\n", role, u.ModelTurns, u.Tokens, u.CostUSD)
+		fmt.Fprintf(w, "usage: %s %d turns %d tokens (%d in, %d out) $%.4f %s elapsed\n", role, u.ModelTurns, u.Tokens, u.InputTokens, u.OutputTokens, u.CostUSD, time.Duration(u.ElapsedMs)*time.Millisecond)
 	}
 	for _, g := range rep.Gaps {
 		kind := "optional"
