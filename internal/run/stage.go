@@ -415,7 +415,11 @@ func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy,
 	if err != nil {
 		return a, err
 	}
-	req := ms.request(n, artifact.Render(op), c.Schema())
+	skills, err := r.skillsSection()
+	if err != nil {
+		return a, err
+	}
+	req := ms.request(n, artifact.Render(op), c.Schema()) + skills
 	start := env.now()
 	out, err := agent.Run(ctx, nil, llm.UserText(req))
 	if err != nil {
@@ -447,6 +451,32 @@ func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy,
 	}
 	a.Outcome = "accepted"
 	return a, nil
+}
+
+// skillsSection is the request's "Pinned skills" section: every skill the execution lock pins
+// (the profile does not map skills to stages, so each stage request carries all of them), each
+// with its SKILL.md's sha256 file digest, its directory-tree digest as locked and SKILL.md's full
+// text. A skill whose tree no longer matches its locked digest is drift: reconciliation blocks
+// the run with run_skill_drift before a stage runs, and this refuses it again.
+func (r *Run) skillsSection() (string, error) {
+	if len(r.Lock.Skills) == 0 {
+		return "", nil
+	}
+	var b strings.Builder
+	b.WriteString("\n## Pinned skills\n\nFollow these skills; each is bound to its locked digests.\n")
+	for _, s := range r.Lock.Skills {
+		dir := filepath.Join(r.Project, filepath.FromSlash(s.Path))
+		tree, err := SkillTreeDigest(dir)
+		if err != nil || tree != s.TreeDigest {
+			return "", fmt.Errorf("%w: pinned skill %s no longer matches its locked tree digest %s (%s)", ErrBlocked, s.Name, s.TreeDigest, BlockSkillDrift)
+		}
+		text, err := os.ReadFile(filepath.Join(dir, "SKILL.md"))
+		if err != nil {
+			return "", fmt.Errorf("pinned skill %s: %w", s.Name, err)
+		}
+		fmt.Fprintf(&b, "\n### Skill %s@%s\n\nSKILL.md digest: %s\ntree digest: %s\n\n%s\n", s.Name, s.Revision, artifact.Sum(text), s.TreeDigest, strings.TrimRight(string(text), "\n"))
+	}
+	return b.String(), nil
 }
 
 // model returns the model of a role's policy: env.NewModel when set, else the script provider
