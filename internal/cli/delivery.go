@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/internal/artifact"
+	"github.com/reinhq/rein/internal/llm"
 	delivery "github.com/reinhq/rein/internal/run"
 	"github.com/reinhq/rein/internal/system"
 )
@@ -134,7 +135,21 @@ func runEnv(e *env) (delivery.Env, error) {
 		return delivery.Env{}, err
 	}
 	return delivery.Env{Home: home, Harness: delivery.Harness{Version: version(), BinaryDigest: string(artifact.Sum(data))},
-		Workflow: delivery.DeliveryWorkflow()}, nil
+		Workflow: delivery.DeliveryWorkflow(), NewModel: stageModels(home, e.getenv)}, nil
+}
+
+// stageModels builds the model of a role's policy for a stage session: the script provider
+// from its project-relative scenario file as before, any other provider through
+// system.NewModel (keys from the environment or auth.json, never from the profile, so none
+// reaches the run ledger, status or artifacts).
+func stageModels(home string, getenv func(string) string) func(string, delivery.ModelPolicy) (llm.Model, error) {
+	return func(project string, p delivery.ModelPolicy) (llm.Model, error) {
+		if p.Provider == llm.ProviderScript {
+			return delivery.ScriptModel(project, p)
+		}
+		m, _, err := system.NewModel(home, p.Provider, p.Model, p.BaseURL, "", getenv)
+		return m, err
+	}
 }
 
 func newDeliveryRunCmd(e *env) *cobra.Command {

@@ -12,6 +12,12 @@ import (
 // startRun starts a run in a fresh git repository and returns the environment and run id.
 func startRun(t *testing.T) (Env, string) {
 	t.Helper()
+	return startRunWith(t, nil)
+}
+
+// startRunWith is startRun with the drafted profile edited by edit (nil: as drafted).
+func startRunWith(t *testing.T, edit func(*Profile)) (Env, string) {
+	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
@@ -27,6 +33,9 @@ func startRun(t *testing.T) (Env, string) {
 	p, err := Draft(root, "v1")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(p)
 	}
 	data, _ := p.Marshal()
 	write(t, filepath.Join(root, ProfilePath), string(data))

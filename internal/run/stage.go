@@ -479,15 +479,22 @@ func (r *Run) skillsSection() (string, error) {
 	return b.String(), nil
 }
 
-// model returns the model of a role's policy: env.NewModel when set, else the script provider
-// with its scenario file.
+// model returns the model of a role's policy: the script provider with its scenario file, or
+// env.NewModel (when set) for any provider — rein wires it to the anthropic, openai and
+// openai-compat adapters. Without NewModel only the script provider runs.
 func (e Env) model(project string, p ModelPolicy) (llm.Model, error) {
 	if e.NewModel != nil {
 		return e.NewModel(project, p)
 	}
 	if p.Provider != llm.ProviderScript {
-		return nil, fmt.Errorf("%w: provider %s: stage sessions run on the script provider so far", ErrNotRunnable, p.Provider)
+		return nil, fmt.Errorf("%w: provider %s: this environment builds only script-provider models", ErrNotRunnable, p.Provider)
 	}
+	return ScriptModel(project, p)
+}
+
+// ScriptModel loads the script-provider model of a policy: its scenario file, relative to the
+// project.
+func ScriptModel(project string, p ModelPolicy) (llm.Model, error) {
 	m, err := script.Load(filepath.Join(project, filepath.FromSlash(p.Script)))
 	if err != nil {
 		return nil, err

@@ -491,3 +491,35 @@ func buildTools(ws *tool.Workspace, o Options) (*tool.Set, error) {
 	}
 	return set, nil
 }
+
+// NewModel builds the model of a provider outside an interactive run (a delivery-run stage):
+// the same key resolution (environment, auth.json), model registry (with models.json
+// overrides) and adapters as Build, wrapped in llm.Retry with llm.DefaultRetryPolicy. An empty
+// model means the provider's default; script is the scenario file of the script provider. The
+// key stays inside the adapter: neither the model info nor an error carries it.
+func NewModel(home, provider, model, baseURL, script string, getenv func(string) string) (llm.Model, llm.ModelInfo, error) {
+	if getenv == nil {
+		return nil, llm.ModelInfo{}, errors.New("system: NewModel needs getenv")
+	}
+	o := Options{Provider: provider, Model: model, BaseURL: baseURL, Script: script, Home: home, Getenv: getenv}
+	p, err := resolveProvider(o)
+	if err != nil {
+		return nil, llm.ModelInfo{}, err
+	}
+	reg := llm.NewRegistry()
+	if err := reg.LoadOverrides(filepath.Join(home, "models.json")); err != nil {
+		return nil, llm.ModelInfo{}, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if model == "" {
+		model = llm.DefaultModel(p)
+	}
+	if model == "" {
+		return nil, llm.ModelInfo{}, fmt.Errorf("%w: provider %s has no default model; set the model", ErrConfig, p)
+	}
+	info, _ := reg.Lookup(p, model)
+	m, _, err := buildModel(o, p, info)
+	if err != nil {
+		return nil, llm.ModelInfo{}, err
+	}
+	return llm.Retry(m, llm.DefaultRetryPolicy), info, nil
+}
