@@ -80,6 +80,13 @@
 // Anything else: the [BlockUnknownOutcome] blocker. An accepted attempt without its
 // stage.completed gets it. Settling is idempotent.
 //
+// Outside the model stages: Preflight started (or the run started) without its completion is
+// run again, being deterministic: a missing preflight.md is written, one matching the new result
+// is recorded, one differing blocks with [BlockUnknownOutcome]. A rejection-reason artifact
+// without its gate.decision record gets the record (the reason and approver are in the
+// artifact). An approval is a single gate.decision record: there is nothing to settle.
+// Clarification is not settled yet.
+//
 // # Drift
 //
 // [Reconcile] compares every locked input with its current state: the running harness (version

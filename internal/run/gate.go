@@ -124,11 +124,7 @@ func RejectGate(env Env, id, gate, reason, by string) (artifact.Reference, error
 	g := gates[gate]
 	n := len(r.Gates[gate]) + 1
 	rel := fmt.Sprintf("%s/%s/%s-%d.md", RunsDir, id, g.rejection, n)
-	body := struct {
-		Gate   string          `json:"gate"`
-		Digest artifact.Digest `json:"digest"`
-		Reason string          `json:"reason"`
-	}{gate, art.Digest, reason}
+	body := rejectionBody{Gate: gate, Digest: art.Digest, Reason: reason, By: by}
 	data := renderStageArtifact(id, g.rejection, g.title, g.stage, n, env.now(), body)
 	if ref, err = artifact.NewReference(g.rejection, rel, data); err != nil {
 		return ref, fmt.Errorf("%w: rejection: %v", ErrUsage, err)
@@ -136,6 +132,7 @@ func RejectGate(env Env, id, gate, reason, by string) (artifact.Reference, error
 	if err := writeImmutable(filepath.Join(r.Project, filepath.FromSlash(rel)), data); err != nil {
 		return ref, err
 	}
+	crashPoint("rejection")
 	d := GateDecision{Gate: gate, Decision: GateRejected, Digest: art.Digest, Artifact: art, Reason: &ref, By: by, At: env.now().Truncate(time.Second)}
 	_, err = l.Append(ledger.Entry{Kind: KindGateDecision, Body: d})
 	return ref, err

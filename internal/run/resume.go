@@ -56,7 +56,16 @@ func Resume(ctx context.Context, env Env, id string) (ResumeResult, error) {
 		l.Close()
 		return res, err
 	}
-	s, err := r.settleInterrupted(env, l)
+	s, err := r.settleDecisions(env, l)
+	if s != nil || err != nil {
+		l.Close()
+		if s != nil {
+			res.Settled = append(res.Settled, *s)
+			res.Stage = s.Stage
+		}
+		return res, err
+	}
+	s, err = r.settleInterrupted(env, l)
 	l.Close()
 	if s != nil {
 		res.Settled = append(res.Settled, *s)

@@ -198,6 +198,7 @@ func Start(env Env, o StartOptions) (string, error) {
 	if _, err := l.Append(ledger.Entry{Kind: KindStarted, Body: Started{Project: o.Project, Artifacts: refs}}); err != nil {
 		return id, err
 	}
+	crashPoint("preflight-lock")
 	r := &Run{ID: id, Project: o.Project, Started: Started{Project: o.Project, Artifacts: refs}, Stage: StagePreflight}
 	if err := r.reconcileAndRecord(env, l); err != nil {
 		return id, err
@@ -205,6 +206,7 @@ func Start(env Env, o StartOptions) (string, error) {
 	if _, err := l.Append(ledger.Entry{Kind: KindStageStarted, Body: stageBody{Stage: StagePreflight, Attempt: 1}}); err != nil {
 		return id, err
 	}
+	crashPoint("preflight-started")
 	pf := Preflight(o.Project, lock, snap)
 	pfRef, err := put(ArtPreflight, renderArtifact(id, ArtPreflight, "Preflight", env.now(), pf))
 	if err != nil {
