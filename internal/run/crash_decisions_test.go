@@ -29,6 +29,8 @@ func TestDecisionCrashChild(t *testing.T) {
 		_, err = Start(env, StartOptions{Project: p, Requirement: filepath.Join(p, "req.md")})
 	case "reject":
 		_, err = RejectGate(env, os.Getenv("REIN_RUN_CRASH_ID"), GateSpec, "not this", "ana")
+	case "clarify":
+		_, err = Clarify(env, os.Getenv("REIN_RUN_CRASH_ID"), map[string]string{"u1": "the blue one"})
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -85,7 +85,9 @@
 // is recorded, one differing blocks with [BlockUnknownOutcome]. A rejection-reason artifact
 // without its gate.decision record gets the record (the reason and approver are in the
 // artifact). An approval is a single gate.decision record: there is nothing to settle.
-// Clarification is not settled yet.
+// clarification.md without its clarification.answered record gets the record (every answer is
+// in the artifact; answers bound to another research artifact block with
+// [BlockUnknownOutcome]), and a recorded clarification without the stage's completion gets it.
 //
 // # Drift
 //

@@ -19,6 +19,9 @@ func (r *Run) settleDecisions(env Env, l *ledger.Ledger) (*Settlement, error) {
 	if r.Stage == StagePreflight {
 		return r.settlePreflight(env, l)
 	}
+	if r.Stage == StageClarification {
+		return r.settleClarification(l)
+	}
 	for _, gate := range []string{GateSpec, GateTicketPlan} {
 		if s, err := r.settleRejection(env, l, gate); s != nil || err != nil {
 			return s, err
@@ -115,6 +118,48 @@ type rejectionBody struct {
 	Digest artifact.Digest `json:"digest"`
 	Reason string          `json:"reason"`
 	By     string          `json:"by,omitempty"`
+}
+
+// settleClarification records answers a crash left unrecorded: clarification.md written
+// (it holds every answer) without its clarification.answered record, or the record without the
+// stage's completion. Answers bound to another research artifact block with unknown_outcome.
+func (r *Run) settleClarification(l *ledger.Ledger) (*Settlement, error) {
+	s := &Settlement{Stage: StageClarification, Attempt: 1, Outcome: BlockUnknownOutcome}
+	if r.Clarification == nil {
+		rel := RunsDir + "/" + r.ID + "/" + ArtClarification + ".md"
+		data, err := os.ReadFile(filepath.Join(r.Project, filepath.FromSlash(rel)))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		} else if err != nil {
+			return nil, err
+		}
+		resRef, _ := r.accepted(StageResearch)
+		var c Clarification
+		if err := decodeArtifact(data, &c); err != nil || c.Research != resRef.Digest {
+			s.Detail = rel + " does not answer the accepted research"
+			b := Blocker{Code: BlockUnknownOutcome, Stage: StageClarification, Detail: "a clarification was interrupted and " + s.Detail,
+				Recovery: []string{"inspect " + rel, "abort the run (rein run abort " + r.ID + ") and start a new one"}}
+			if _, err := l.Append(ledger.Entry{Kind: KindBlocked, Body: blockedBody{Blockers: []Blocker{b}}}); err != nil {
+				return s, err
+			}
+			r.Blockers = append(r.Blockers, b)
+			return s, &BlockedError{RunID: r.ID, Blockers: []Blocker{b}}
+		}
+		ref, err := artifact.NewReference(ArtClarification, rel, data)
+		if err != nil {
+			return s, err
+		}
+		if _, err := l.Append(ledger.Entry{Kind: KindClarified, Body: clarifiedBody{Artifact: ref}}); err != nil {
+			return s, err
+		}
+		r.Clarification = &ref
+	}
+	if _, err := l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: StageClarification, Attempt: 1, Outcome: "answered"}}); err != nil {
+		return s, err
+	}
+	r.Stage = StageSpecification
+	s.Outcome, s.Detail = "answered", "the clarification answers were written without their ledger records; the records were added"
+	return s, nil
 }
 
 // settleRejection records the gate.decision of a rejection artifact a crash left unrecorded.
