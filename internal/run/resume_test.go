@@ -7,13 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/reinhq/rein/internal/ledger"
-	"github.com/reinhq/rein/internal/ledger/ledgertest"
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/script"
 )
@@ -37,31 +35,7 @@ func TestResumeCrashChild(t *testing.T) {
 	if home == "" {
 		t.Skip("runs only as the resume crash test's child process")
 	}
-	at := strings.Split(os.Getenv("REIN_RUN_CRASH_AT"), ":")
-	switch at[0] {
-	case "hook":
-		crashHook = func(p string) {
-			if p == at[1] {
-				sigkill()
-			}
-		}
-	case "write":
-		n, _ := strconv.Atoi(at[1])
-		after := len(at) > 2
-		seen := 0
-		sessionFS = &ledgertest.FaultFS{FS: ledger.OSFS{}, Inject: func(op ledgertest.Op) *ledgertest.Fault {
-			if op.Kind != "write" || filepath.Base(op.Name) != ledger.FileName {
-				return nil
-			}
-			if seen++; seen != n {
-				return nil
-			}
-			if after {
-				return &ledgertest.Fault{Written: op.Size, Before: sigkill}
-			}
-			return &ledgertest.Fault{Before: sigkill}
-		}}
-	}
+	installCrash(os.Getenv("REIN_RUN_CRASH_AT"))
 	if _, err := Next(context.Background(), crashEnv(home), os.Getenv("REIN_RUN_CRASH_ID")); err != nil {
 		t.Fatal(err)
 	}
