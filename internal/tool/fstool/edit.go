@@ -133,18 +133,7 @@ func (t *editTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	if len(a.Edits) == 0 {
 		return tool.Result{}, errors.New("edits is empty; give at least one {oldText, newText}")
 	}
-	rel, err := resolve(t.ws, a.Path)
-	if err != nil {
-		return tool.Result{}, err
-	}
-	if rel == "." {
-		return tool.Result{}, fmt.Errorf("%q is the workspace directory itself; give a file path", a.Path)
-	}
-	target, err := writeTarget(t.ws, rel, a.Path)
-	if err != nil {
-		return tool.Result{}, err
-	}
-	unlock, err := lockPath(ctx, lockKey(t.ws, target))
+	_, target, unlock, err := lockedTarget(ctx, t.ws, a.Path)
 	if err != nil {
 		return tool.Result{}, err
 	}

@@ -53,18 +53,7 @@ func (t *writeTool) Run(ctx context.Context, call tool.Call) (tool.Result, error
 	if err := json.Unmarshal(call.Args, &a); err != nil {
 		return tool.Result{}, err
 	}
-	rel, err := resolve(t.ws, a.Path)
-	if err != nil {
-		return tool.Result{}, err
-	}
-	if rel == "." {
-		return tool.Result{}, fmt.Errorf("%q is the workspace directory itself; give a file path", a.Path)
-	}
-	target, err := writeTarget(t.ws, rel, a.Path)
-	if err != nil {
-		return tool.Result{}, err
-	}
-	unlock, err := lockPath(ctx, lockKey(t.ws, target))
+	rel, target, unlock, err := lockedTarget(ctx, t.ws, a.Path)
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -95,4 +84,22 @@ func (t *writeTool) Run(ctx context.Context, call tool.Call) (tool.Result, error
 	res := tool.TextResult(fmt.Sprintf("Successfully wrote %d bytes to %s", len(a.Content), a.Path))
 	res.Details = WriteDetails{Path: rel, Bytes: len(a.Content), Created: created}
 	return res, nil
+}
+
+// lockedTarget resolves path (from the model) to its workspace-relative form and the file a write or edit changes, refusing the
+// workspace itself and anything writeTarget refuses, and takes that file's per-path lock.
+func lockedTarget(ctx context.Context, ws *tool.Workspace, path string) (rel, target string, unlock func(), err error) {
+	if rel, err = resolve(ws, path); err != nil {
+		return "", "", nil, err
+	}
+	if rel == "." {
+		return "", "", nil, fmt.Errorf("%q is the workspace directory itself; give a file path", path)
+	}
+	if target, err = writeTarget(ws, rel, path); err != nil {
+		return "", "", nil, err
+	}
+	if unlock, err = lockPath(ctx, lockKey(ws, target)); err != nil {
+		return "", "", nil, err
+	}
+	return rel, target, unlock, nil
 }
