@@ -44,8 +44,8 @@ type OpenRequest struct {
 	// in a run without a session keeps it).
 	History []llm.Message
 	Usage   llm.Usage
-	Observe         func(kernel.Event)
-	Inbox           kernel.Inbox
+	Observe func(kernel.Event)
+	Inbox   kernel.Inbox
 }
 
 // Runtime is what the server drives.
@@ -106,7 +106,7 @@ type server struct {
 
 	mu        sync.Mutex
 	rt        *Runtime
-	provider  string        // set_model's choice, kept across new_session and fork
+	provider  string // set_model's choice, kept across new_session and fork
 	model     string
 	job       *job
 	steering  []llm.Message

@@ -197,7 +197,7 @@ func Inspect(o Options, prompt string) (*Context, error) {
 			c.ContextWindow, c.MaxTokens = info.ContextWindow, info.MaxOutput
 		}
 	}
-	tools, err := buildTools(&Runtime{Workspace: ws}, o)
+	tools, err := buildTools(&Runtime{Workspace: ws}, nil, o)
 	if err != nil {
 		return nil, err
 	}

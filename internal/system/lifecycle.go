@@ -94,6 +94,11 @@ func (rt *Runtime) execute(ctx context.Context, prompt *llm.Message) (*kernel.Ou
 		cancel(context.Cause(ctx))
 	})
 	defer stop()
+	if ctx.Err() != nil {
+		// Cancelled before the run started: nothing is open to record, and the run must not
+		// race the signal.
+		cancel(context.Cause(ctx))
+	}
 	history := rt.Context()
 	var out *kernel.Outcome
 	var err error

@@ -246,16 +246,20 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 		}
 		o.Sandbox = global.Sandbox
 	}
-	if err := openNew(o, rt, policy); err != nil {
+	plan, err := planNew(o, rt)
+	if err != nil {
 		return err
 	}
-	var err error
-	if rt.Tools, err = buildTools(rt, o); err != nil {
+	if rt.Tools, err = buildTools(rt, plan, o); err != nil {
 		return err
 	}
-	// The same assembly `rein context` shows (see Inspect); estimates are not needed here.
+	// The same assembly `rein context` shows (see Inspect); estimates are not needed here. The
+	// trust gate may refuse, so it comes before a new session is created.
 	pr, err := openProject(o, rt.Workspace.Dir, rt.Tools, nil, false)
 	if err != nil {
+		return err
+	}
+	if err := plan.create(o, rt, policy); err != nil {
 		return err
 	}
 	rt.System, rt.Trusted = pr.asm, pr.trust.trusted
@@ -420,66 +424,82 @@ func sessionOptions(o Options, policy llm.RetryPolicy) session.Options {
 		Ledger: ledger.Options{Now: o.Now, FS: o.LedgerFS}}
 }
 
-// openNew creates the run's new session — SessionNew, SessionCreate, SessionFork, or a
-// SessionAt path without a ledger — once the model configuration is known to work.
-func openNew(o Options, rt *Runtime, policy llm.RetryPolicy) error {
+// newSession is a session Build is about to create, planned before the tools (the bash tool
+// spills into its directory) and created after the trust gate, so that a refused run writes
+// nothing.
+type newSession struct {
+	dir, id string
+	// fork: the parent and the entry to fork at.
+	parent *session.State
+	entry  string
+}
+
+// planNew plans the run's new session — SessionNew, SessionCreate, SessionFork, or a
+// SessionAt path without a ledger; nil when the run opened an existing one or keeps none.
+func planNew(o Options, rt *Runtime) (*newSession, error) {
 	if rt.Session != nil {
-		return nil
+		return nil, nil
 	}
-	opts := sessionOptions(o, policy)
 	project := ProjectSessions(o.Home, rt.Workspace.Dir)
-	var dir, id string
 	switch o.Session.Mode {
 	case SessionNone:
-		return nil
+		return nil, nil
 	case SessionNew:
-		id = kernel.NewID()
-		dir = filepath.Join(project, id)
+		id := kernel.NewID()
+		return &newSession{dir: filepath.Join(project, id), id: id}, nil
 	case SessionCreate:
 		if o.Session.ID == "" || !filepath.IsAbs(o.Session.Ref) {
-			return errors.New("system: SessionCreate needs an id and an absolute directory")
+			return nil, errors.New("system: SessionCreate needs an id and an absolute directory")
 		}
-		dir, id = o.Session.Ref, o.Session.ID
-		if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("system: the new session's directory %s exists already", dir)
+		if _, err := os.Lstat(o.Session.Ref); !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("system: the new session's directory %s exists already", o.Session.Ref)
 		}
+		return &newSession{dir: o.Session.Ref, id: o.Session.ID}, nil
 	case SessionAt:
 		d, err := sessionAtDir(o.Session.Ref)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		dir, id = d, filepath.Base(d)
+		return &newSession{dir: d, id: filepath.Base(d)}, nil
 	case SessionFork:
-		return openFork(o, rt, project, opts)
-	default:
-		return fmt.Errorf("system: unknown session mode %d", o.Session.Mode)
+		return planFork(o, rt, project)
 	}
-	s, err := session.Create(dir, session.Meta{ID: id, Cwd: rt.Workspace.Dir}, opts)
-	if err != nil {
-		return err
-	}
-	rt.Session, rt.created = s, true
-	return nil
+	return nil, fmt.Errorf("system: unknown session mode %d", o.Session.Mode)
 }
 
-// openFork creates the fork o.Session.Ref = ID[@ENTRY] names.
-func openFork(o Options, rt *Runtime, project string, opts session.Options) error {
+// planFork plans the fork o.Session.Ref = ID[@ENTRY] names.
+func planFork(o Options, rt *Runtime, project string) (*newSession, error) {
 	ref, entry, _ := strings.Cut(o.Session.Ref, "@")
 	sd, err := FindSession(o.Home, rt.Workspace.Dir, ref)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	parent, _, err := session.Load(sd.Dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if entry != "" && parent.Entries[entry] == nil {
 		if entry, err = findEntry(parent, entry); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	id := kernel.NewID()
-	s, err := session.Fork(parent, entry, filepath.Join(project, id), session.Meta{ID: id, Cwd: rt.Workspace.Dir}, opts)
+	return &newSession{dir: filepath.Join(project, id), id: id, parent: parent, entry: entry}, nil
+}
+
+// create creates the planned session.
+func (n *newSession) create(o Options, rt *Runtime, policy llm.RetryPolicy) error {
+	if n == nil {
+		return nil
+	}
+	meta, opts := session.Meta{ID: n.id, Cwd: rt.Workspace.Dir}, sessionOptions(o, policy)
+	var s *session.Session
+	var err error
+	if n.parent != nil {
+		s, err = session.Fork(n.parent, n.entry, n.dir, meta, opts)
+	} else {
+		s, err = session.Create(n.dir, meta, opts)
+	}
 	if err != nil {
 		return err
 	}
@@ -615,7 +635,7 @@ func missingKey(provider string) error {
 // caller's extra (contract) tools, selected by name, then filtered by the role's surface so a
 // role never sees a tool it cannot use. The bash tool spills full outputs into the session's
 // directory (or, without a session, a directory Close removes).
-func buildTools(rt *Runtime, o Options) (*tool.Set, error) {
+func buildTools(rt *Runtime, plan *newSession, o Options) (*tool.Set, error) {
 	ws := rt.Workspace
 	ws.Protected = workspaceProtected(o)
 	sb, err := openSandbox(o, ws)
@@ -625,7 +645,7 @@ func buildTools(rt *Runtime, o Options) (*tool.Set, error) {
 	if o.NoTools {
 		return tool.New()
 	}
-	spill, err := rt.spillDir()
+	spill, err := rt.spillDir(plan)
 	if err != nil {
 		return nil, err
 	}
@@ -662,11 +682,14 @@ func buildTools(rt *Runtime, o Options) (*tool.Set, error) {
 	return surface.Filter(set)
 }
 
-// spillDir is where the bash tool keeps full outputs: the session's directory, or a fresh
-// directory that Close removes when the run has no session.
-func (rt *Runtime) spillDir() (string, error) {
-	if rt.Session != nil {
+// spillDir is where the bash tool keeps full outputs: the session's directory (existing or
+// planned), or a fresh directory that Close removes when the run has no session.
+func (rt *Runtime) spillDir(plan *newSession) (string, error) {
+	switch {
+	case rt.Session != nil:
 		return rt.Session.Dir(), nil
+	case plan != nil:
+		return plan.dir, nil
 	}
 	if rt.spill == "" {
 		// Created by the bash tool only when an output spills, so building tools writes nothing.
