@@ -56,7 +56,7 @@ func runCompact(e *env, o *runOptions, keep int, instructions string) error {
 	if err != nil {
 		return err
 	}
-	rt, err := system.Build(system.Options{
+	rt, err := system.Open(e.ctx, system.Options{
 		Provider: o.provider, Model: o.model, BaseURL: o.baseURL, APIKey: o.apiKey, Script: o.script,
 		Dir: dir, Home: home, Getenv: e.getenv, Session: o.sessionChoice(), Retry: llm.DefaultRetryPolicy,
 		KeepRecent: keep, Confirm: terminalConfirm(e), Notice: notice(e),
@@ -66,15 +66,7 @@ func runCompact(e *env, o *runOptions, keep int, instructions string) error {
 	}
 	defer rt.Close()
 	s := rt.Session
-	acts, err := s.Recover(e.ctx, rt.Agent)
-	if err != nil {
-		return err
-	}
-	for _, a := range acts {
-		fmt.Fprintf(e.stderr, "rein: session %s was interrupted; recovered: %s\n", s.ID(), a)
-	}
-	before := s.Context()
-	after, err := rt.Agent.Compact(e.ctx, before, instructions)
+	before, after, err := rt.Compact(e.ctx, instructions)
 	if err != nil {
 		return err
 	}

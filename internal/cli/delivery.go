@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/internal/artifact"
-	"github.com/reinhq/rein/internal/llm"
 	delivery "github.com/reinhq/rein/internal/run"
 	"github.com/reinhq/rein/internal/system"
+	"github.com/reinhq/rein/internal/telemetry"
 )
 
 // projectRoot is the git work tree holding the current directory, or the directory itself.
@@ -135,21 +135,29 @@ func runEnv(e *env) (delivery.Env, error) {
 		return delivery.Env{}, err
 	}
 	return delivery.Env{Home: home, Harness: delivery.Harness{Version: version(), BinaryDigest: string(artifact.Sum(data))},
-		Workflow: delivery.DeliveryWorkflow(), NewModel: stageModels(home, e.getenv)}, nil
+		Workflow: delivery.DeliveryWorkflow(), Agents: stageAgents(e, home, nil)}, nil
 }
 
-// stageModels builds the model of a role's policy for a stage session: the script provider
-// from its project-relative scenario file as before, any other provider through
-// system.NewModel (keys from the environment or auth.json, never from the profile, so none
-// reaches the run ledger, status or artifacts).
-func stageModels(home string, getenv func(string) string) func(string, delivery.ModelPolicy) (llm.Model, error) {
-	return func(project string, p delivery.ModelPolicy) (llm.Model, error) {
-		if p.Provider == llm.ProviderScript {
-			return delivery.ScriptModel(project, p)
-		}
-		m, _, err := system.NewModel(home, p.Provider, p.Model, p.BaseURL, "", getenv)
-		return m, err
+// stageAgents is how a delivery run gets the agents of its stage attempts: from the
+// composition root, with the keys from the environment or auth.json (never from the profile,
+// so none reaches the run ledger, status or artifacts), the global hooks (and the project's
+// when trusted), and the spans of --trace.
+func stageAgents(e *env, home string, tracer *telemetry.Tracer) *system.Agents {
+	return &system.Agents{Home: home, Getenv: e.getenv, Tracer: tracer, Confirm: terminalConfirm(e), Notice: notice(e)}
+}
+
+// traceStages points env's stage agents at the exporter --trace names; the returned function
+// flushes it.
+func traceStages(e *env, env *delivery.Env, spec string) (func(), error) {
+	if err := checkTrace(spec); err != nil {
+		return nil, err
 	}
+	tracer, flush, err := startTracer(e, spec)
+	if err != nil {
+		return nil, err
+	}
+	env.Agents = stageAgents(e, env.Home, tracer)
+	return flush, nil
 }
 
 func newDeliveryRunCmd(e *env) *cobra.Command {
@@ -235,6 +243,7 @@ continue), status and abort.`,
 			return nil
 		},
 	}
+	var nextTrace, resumeTrace string
 	next := &cobra.Command{
 		Use: "next [RUN]", Short: "Run the run's current stage (Research, Clarification, Specification, Ticket Planning)",
 		Args: cobra.MaximumNArgs(1),
@@ -247,6 +256,11 @@ continue), status and abort.`,
 			if err != nil {
 				return err
 			}
+			flush, err := traceStages(e, &env, nextTrace)
+			if err != nil {
+				return err
+			}
+			defer flush()
 			stage, err := delivery.Next(cmd.Context(), env, id)
 			if err != nil {
 				return err
@@ -267,6 +281,11 @@ continue), status and abort.`,
 			if err != nil {
 				return err
 			}
+			flush, err := traceStages(e, &env, resumeTrace)
+			if err != nil {
+				return err
+			}
+			defer flush()
 			fmt.Fprintf(e.stdout, "run: %s\n", id)
 			res, err := delivery.Resume(cmd.Context(), env, id)
 			for _, s := range res.Settled {
@@ -279,6 +298,8 @@ continue), status and abort.`,
 			return nil
 		},
 	}
+	next.Flags().StringVar(&nextTrace, "trace", "", traceUsage)
+	resume.Flags().StringVar(&resumeTrace, "trace", "", traceUsage)
 	var answersFile string
 	clarify := &cobra.Command{
 		Use: "clarify RUN --answers FILE", Short: "Record answers to the research's unknowns (YAML or JSON: unknown id → answer)",

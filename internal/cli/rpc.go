@@ -81,27 +81,13 @@ func (h *rpcHost) Open(ctx context.Context, req rpc.OpenRequest) (*rpc.Runtime, 
 		}
 		opts.Session = system.SessionChoice{Mode: system.SessionFork, Ref: ref}
 	}
-	rt, err := system.Build(opts)
+	opts.History, opts.HistoryUsage = req.History, req.Usage
+	rt, err := system.Open(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	for _, d := range rt.System.Diagnostics {
 		fmt.Fprintf(e.stderr, "rein: context: %s\n", d)
 	}
-	if s := rt.Session; s != nil && rt.Resumed {
-		if rt.Opened != nil {
-			for _, w := range rt.Opened.Warnings {
-				fmt.Fprintf(e.stderr, "rein: session %s: %s\n", s.ID(), w)
-			}
-		}
-		acts, err := s.Recover(ctx, rt.Agent)
-		if err != nil {
-			rt.Close()
-			return nil, fmt.Errorf("recovering session %s: %w", s.ID(), err)
-		}
-		for _, a := range acts {
-			fmt.Fprintf(e.stderr, "rein: session %s was interrupted; recovered: %s\n", s.ID(), a)
-		}
-	}
-	return &rpc.Runtime{Agent: rt.Agent, Session: rt.Session, Model: rt.Model, Close: rt.Close}, nil
+	return &rpc.Runtime{Agent: rt, Session: rt.Session, Model: rt.Model, Close: rt.Close}, nil
 }

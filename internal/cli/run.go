@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -232,7 +231,7 @@ func runAgent(e *env, o *runOptions, prompt string, jsonOut *jsonWriter) (*syste
 	}
 	defer flush()
 	opts.Tracer = tracer
-	rt, err := system.Build(opts)
+	rt, err := system.Open(e.ctx, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -243,67 +242,19 @@ func runAgent(e *env, o *runOptions, prompt string, jsonOut *jsonWriter) (*syste
 	if jsonOut != nil && rt.Session != nil {
 		jsonOut.session = rt.Session.ID()
 	}
-	out, err := runSession(e, rt, prompt)
+	var out *kernel.Outcome
+	if prompt == "" {
+		out, err = rt.Continue(e.ctx)
+	} else {
+		out, err = rt.Run(e.ctx, llm.UserText(prompt))
+	}
+	if errors.Is(err, system.ErrNothingPending) {
+		err = fmt.Errorf("%w: %w", ErrUsage, err)
+	}
 	if errors.Is(err, kernel.ErrNeedsApproval) {
 		err = fmt.Errorf("%w: %w (to let such calls run, add allow rules to permissions in settings.json or drop the ask rules, or run rein on a terminal to be asked)", ErrBlocked, err)
 	}
 	return rt, out, err
-}
-
-// runSession recovers a resumed session, then runs the prompt (or continues pending work) as
-// one run of the session. An interrupt is recorded durably before the run is signalled.
-func runSession(e *env, rt *system.Runtime, prompt string) (*kernel.Outcome, error) {
-	s := rt.Session
-	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(e.ctx))
-	defer cancel(nil)
-	stop := context.AfterFunc(e.ctx, func() {
-		if s != nil {
-			if err := s.Cancel("interrupted"); err != nil {
-				fmt.Fprintf(e.stderr, "rein: recording the interrupt: %v\n", err)
-			}
-		}
-		cancel(e.ctx.Err())
-	})
-	defer stop()
-	if s == nil {
-		return rt.Agent.Run(runCtx, nil, llm.UserText(prompt))
-	}
-	if rt.Opened != nil {
-		for _, w := range rt.Opened.Warnings {
-			fmt.Fprintf(e.stderr, "rein: session %s: %s\n", s.ID(), w)
-		}
-	}
-	if rt.Resumed {
-		acts, err := s.Recover(runCtx, rt.Agent)
-		if err != nil {
-			return nil, fmt.Errorf("recovering session %s: %w", s.ID(), err)
-		}
-		for _, a := range acts {
-			fmt.Fprintf(e.stderr, "rein: session %s was interrupted; recovered: %s\n", s.ID(), a)
-		}
-	}
-	history := s.Context()
-	if prompt == "" && !s.Pending() {
-		return nil, fmt.Errorf("%w: session %s has nothing pending to continue; give a prompt", ErrUsage, s.ID())
-	}
-	if err := s.BeginRun(); err != nil {
-		return nil, err
-	}
-	var out *kernel.Outcome
-	var err error
-	if prompt == "" {
-		out, err = rt.Agent.Continue(runCtx, history)
-	} else {
-		out, err = rt.Agent.Run(runCtx, history, llm.UserText(prompt))
-	}
-	status := "failed"
-	if out != nil {
-		status = string(out.Status)
-	}
-	if endErr := s.EndRun(status); endErr != nil && err == nil {
-		err = endErr
-	}
-	return out, err
 }
 
 // jsonWriter writes --mode json lines; events from parallel tools arrive serialized already.

@@ -171,11 +171,11 @@ func (s *server) getStats(line []byte) (any, func(), error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var d StatsData
-	usage := s.usage
+	var usage llm.Usage
 	if s.rt != nil {
-		d.ContextWindow = s.rt.Model.ContextWindow
+		d.ContextWindow, usage = s.rt.Model.ContextWindow, s.rt.Agent.Usage()
 		if sess := s.rt.Session; sess != nil {
-			d.SessionID, usage = sess.ID(), sess.Usage()
+			d.SessionID = sess.ID()
 		}
 	}
 	d.Usage = wire.NewUsage(usage)
@@ -265,11 +265,11 @@ func (s *server) compact(line []byte) (any, func(), error) {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(s.ctx))
 	j := &job{kind: "compact", cancel: cancel, done: make(chan struct{})}
 	s.job = j
-	rt, before := s.rt, s.context()
+	rt := s.rt
 	h := c.header
 	go func() {
 		defer cancel(nil)
-		after, err := rt.Agent.Compact(ctx, before, c.CustomInstructions)
+		before, after, err := rt.Agent.Compact(ctx, c.CustomInstructions)
 		var data any
 		if err == nil {
 			d := CompactData{Summary: after[0].Text(), MessagesBefore: len(before), MessagesAfter: len(after)}
@@ -279,9 +279,6 @@ func (s *server) compact(line []byte) (any, func(), error) {
 			data = d
 		}
 		s.mu.Lock()
-		if err == nil && rt.Session == nil {
-			s.history = after
-		}
 		s.respond(h, h.Type, data, err)
 		s.job = nil
 		close(j.done)

@@ -40,18 +40,37 @@ type OpenRequest struct {
 	Entry      string
 	// Provider and Model override the configured model when not empty (set_model).
 	Provider, Model string
-	Observe         func(kernel.Event)
-	Inbox           kernel.Inbox
+	// History and Usage are the conversation a runtime without a session continues (set_model
+	// in a run without a session keeps it).
+	History []llm.Message
+	Usage   llm.Usage
+	Observe func(kernel.Event)
+	Inbox   kernel.Inbox
 }
 
 // Runtime is what the server drives.
 type Runtime struct {
-	Agent *kernel.Agent
-	// Session records the conversation; nil keeps it in the server's memory.
+	// Agent runs the agent through its session lifecycle.
+	Agent Agent
+	// Session records the conversation; nil keeps it in the Agent's memory.
 	Session *session.Session
 	Model   llm.ModelInfo
 	// Close releases the runtime (the session's writer lock).
 	Close func() error
+}
+
+// Agent is the session lifecycle of a built agent (package system's Runtime implements it).
+type Agent interface {
+	// Begin opens one run for prompt (nil: continue) and returns the function that runs and
+	// ends it.
+	Begin(prompt *llm.Message) (func(context.Context) (*kernel.Outcome, error), error)
+	// Context is the conversation the next run continues; Usage what it cost.
+	Context() []llm.Message
+	Usage() llm.Usage
+	// Compact summarizes the older part of the conversation.
+	Compact(ctx context.Context, instructions string) (before, after []llm.Message, err error)
+	// Cancel records durably that the run in progress is being cancelled.
+	Cancel(reason string) error
 }
 
 // Options tune a server.
@@ -87,9 +106,7 @@ type server struct {
 
 	mu        sync.Mutex
 	rt        *Runtime
-	history   []llm.Message // the conversation when there is no session
-	usage     llm.Usage     // its usage
-	provider  string        // set_model's choice, kept across new_session and fork
+	provider  string // set_model's choice, kept across new_session and fork
 	model     string
 	job       *job
 	steering  []llm.Message
@@ -325,8 +342,8 @@ func (s *server) abort(reason string) (bool, int) {
 		s.mu.Unlock()
 		return false, dropped
 	}
-	if s.rt != nil && s.rt.Session != nil {
-		if err := s.rt.Session.Cancel(reason); err != nil {
+	if s.rt != nil {
+		if err := s.rt.Agent.Cancel(reason); err != nil {
 			fmt.Fprintf(s.log, "rein: recording the abort: %v\n", err)
 		}
 	}
@@ -349,52 +366,41 @@ func (s *server) idle(what string) error {
 
 // context returns the conversation as the next run continues it; callers hold s.mu.
 func (s *server) context() []llm.Message {
-	if s.rt != nil && s.rt.Session != nil {
-		return s.rt.Session.Context()
+	if s.rt == nil {
+		return nil
 	}
-	return append([]llm.Message(nil), s.history...)
+	return s.rt.Agent.Context()
 }
 
 // startRun opens a run with prompt (nil: continue the conversation); callers hold s.mu and
 // have checked idle. The returned function starts it, after the response is written.
 func (s *server) startRun(prompt *llm.Message) (func(), error) {
-	if sess := s.rt.Session; sess != nil {
-		if err := sess.BeginRun(); err != nil {
-			return nil, err
-		}
+	run, err := s.rt.Agent.Begin(prompt)
+	if err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(s.ctx))
 	j := &job{kind: "run", cancel: cancel, done: make(chan struct{})}
 	s.job = j
-	rt, history := s.rt, s.context()
-	return func() { go s.run(j, ctx, rt, history, prompt) }, nil
+	rt := s.rt
+	return func() { go s.run(j, ctx, rt, run) }, nil
 }
 
 // run runs the agent until it stops, then, if it completed and messages were queued after
 // its last look at the inbox, runs again with them.
-func (s *server) run(j *job, ctx context.Context, rt *Runtime, history []llm.Message, prompt *llm.Message) {
+func (s *server) run(j *job, ctx context.Context, rt *Runtime, run func(context.Context) (*kernel.Outcome, error)) {
 	defer j.cancel(nil)
 	for {
-		var out *kernel.Outcome
-		if prompt == nil {
-			out, _ = rt.Agent.Continue(ctx, history)
-		} else {
-			out, _ = rt.Agent.Run(ctx, history, *prompt)
-		}
+		out, err := run(ctx)
 		status := string(kernel.StatusFailed)
 		if out != nil {
 			status = string(out.Status)
 		}
-		if rt.Session != nil {
-			if err := rt.Session.EndRun(status); err != nil {
-				fmt.Fprintf(s.log, "rein: closing the run in session %s: %v\n", rt.Session.ID(), err)
-			}
+		if err != nil && out != nil && out.Err == nil && rt.Session != nil {
+			// The run completed; what failed is its end record (events told the rest).
+			fmt.Fprintf(s.log, "rein: closing the run in session %s: %v\n", rt.Session.ID(), err)
 		}
 		s.mu.Lock()
-		if rt.Session == nil && out != nil {
-			s.history = append(s.history, out.Messages...)
-			s.usage.Add(out.Usage)
-		}
 		next := s.takeQueued()
 		if next == nil || status != string(kernel.StatusCompleted) || ctx.Err() != nil {
 			if next != nil || len(s.steering)+len(s.followUps) > 0 {
@@ -407,18 +413,15 @@ func (s *server) run(j *job, ctx context.Context, rt *Runtime, history []llm.Mes
 			s.mu.Unlock()
 			return
 		}
-		if rt.Session != nil {
-			if err := rt.Session.BeginRun(); err != nil {
-				fmt.Fprintf(s.log, "rein: starting a run for the queued messages: %v\n", err)
-				s.job = nil
-				s.emitEnd()
-				close(j.done)
-				s.mu.Unlock()
-				return
-			}
+		if run, err = rt.Agent.Begin(next); err != nil {
+			fmt.Fprintf(s.log, "rein: starting a run for the queued messages: %v\n", err)
+			s.job = nil
+			s.emitEnd()
+			close(j.done)
+			s.mu.Unlock()
+			return
 		}
 		s.emitEnd()
-		history, prompt = s.context(), next
 		s.mu.Unlock()
 	}
 }
@@ -445,6 +448,9 @@ func (s *server) takeQueued() *llm.Message {
 func (s *server) reopen(req OpenRequest) error {
 	old := s.rt
 	if req.Mode == OpenAgain {
+		if old.Session == nil {
+			req.History, req.Usage = old.Agent.Context(), old.Agent.Usage()
+		}
 		if err := old.Close(); err != nil {
 			fmt.Fprintf(s.log, "rein: closing the session: %v\n", err)
 		}
@@ -471,8 +477,5 @@ func (s *server) reopen(req OpenRequest) error {
 		fmt.Fprintf(s.log, "rein: closing the session: %v\n", err)
 	}
 	s.rt = rt
-	if rt.Session == nil {
-		s.history, s.usage = nil, llm.Usage{}
-	}
 	return nil
 }

@@ -68,8 +68,60 @@ func (h *memHost) Open(_ context.Context, req OpenRequest) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Runtime{Agent: a, Model: llm.ModelInfo{Provider: "script", ID: "script"}, Close: func() error { return nil }}, nil
+	return &Runtime{Agent: &memAgent{a: a}, Model: llm.ModelInfo{Provider: "script", ID: "script"}, Close: func() error { return nil }}, nil
 }
+
+// memAgent runs a kernel agent with its conversation in memory, as a runtime without a
+// session does (the real lifecycle is package system's; internal/cli's RPC tests drive it).
+type memAgent struct {
+	a       *kernel.Agent
+	mu      sync.Mutex
+	history []llm.Message
+	usage   llm.Usage
+}
+
+func (m *memAgent) Begin(prompt *llm.Message) (func(context.Context) (*kernel.Outcome, error), error) {
+	return func(ctx context.Context) (*kernel.Outcome, error) {
+		var out *kernel.Outcome
+		var err error
+		if prompt == nil {
+			out, err = m.a.Continue(ctx, m.Context())
+		} else {
+			out, err = m.a.Run(ctx, m.Context(), *prompt)
+		}
+		if out != nil {
+			m.mu.Lock()
+			m.history = append(m.history, out.Messages...)
+			m.usage.Add(out.Usage)
+			m.mu.Unlock()
+		}
+		return out, err
+	}, nil
+}
+
+func (m *memAgent) Context() []llm.Message {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]llm.Message(nil), m.history...)
+}
+
+func (m *memAgent) Usage() llm.Usage {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.usage
+}
+
+func (m *memAgent) Compact(ctx context.Context, instructions string) (before, after []llm.Message, err error) {
+	before = m.Context()
+	if after, err = m.a.Compact(ctx, before, instructions); err == nil {
+		m.mu.Lock()
+		m.history = after
+		m.mu.Unlock()
+	}
+	return before, after, err
+}
+
+func (m *memAgent) Cancel(string) error { return nil }
 
 // syncBuffer is an output the test reads while the server writes.
 type syncBuffer struct {
@@ -138,8 +190,8 @@ dialogs:
 	if !strings.Contains(text, `"id":"late","command":"follow_up","success":true,"data":{"queued":"follow_up","pending":1}`) {
 		t.Errorf("the late follow-up was not queued:\n%s", text)
 	}
-	if got := s.history[len(s.history)-1].Text(); got != "Two." || len(s.history) != 4 {
-		t.Errorf("history ends with %q (%d messages)", got, len(s.history))
+	if h := s.context(); len(h) != 4 || h[len(h)-1].Text() != "Two." {
+		t.Errorf("history %v (%d messages)", h, len(h))
 	}
 }
 

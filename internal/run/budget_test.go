@@ -23,10 +23,10 @@ turns:
 func TestTokenBudgetExhausted(t *testing.T) {
 	env, id := startRun(t)
 	calls := 0
-	env.NewModel = func(_ string, p ModelPolicy) (llm.Model, error) {
+	env.Agents = testAgents(env.Home, func(_ string, p ModelPolicy) (llm.Model, error) {
 		calls++
 		return script.Parse([]byte(greedyScenario), "scenario.yaml")
-	}
+	})
 	_, err := Next(context.Background(), env, id)
 	var be *BlockedError
 	if !errors.As(err, &be) || be.Blockers[0].Code != BlockBudgetExhausted {

@@ -30,9 +30,9 @@ func TestResumeAfterCrashClarify(t *testing.T) {
 	}
 	env0, id := startRun(t)
 	env := workflowEnv(env0.Home)
-	env.NewModel = func(string, ModelPolicy) (llm.Model, error) {
+	env.Agents = testAgents(env.Home, func(string, ModelPolicy) (llm.Model, error) {
 		return script.Parse([]byte(clarifyScenario), "scenario.yaml")
-	}
+	})
 	if _, err := Next(context.Background(), env, id); err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,7 @@ func TestDecisionCrashChild(t *testing.T) {
 	if op == "" {
 		t.Skip("runs only as the decision crash test's child process")
 	}
-	installCrash(os.Getenv("REIN_RUN_CRASH_AT"))
-	env := workflowEnv(os.Getenv("REIN_RUN_CRASH_HOME"))
+	env := installCrash(workflowEnv(os.Getenv("REIN_RUN_CRASH_HOME")), os.Getenv("REIN_RUN_CRASH_AT"))
 	var err error
 	switch op {
 	case "start":

@@ -72,7 +72,7 @@ func workflowModel(string, ModelPolicy) (llm.Model, error) {
 
 func workflowEnv(home string) Env {
 	env := crashEnv(home)
-	env.NewModel = workflowModel
+	env.Agents = testAgents(env.Home, workflowModel)
 	return env
 }
 
@@ -114,8 +114,8 @@ func TestStageCrashChild(t *testing.T) {
 	if os.Getenv("REIN_RUN_CRASH_STAGE") == "" {
 		t.Skip("runs only as the stage crash test's child process")
 	}
-	installCrash(os.Getenv("REIN_RUN_CRASH_AT"))
-	if _, err := Next(context.Background(), workflowEnv(os.Getenv("REIN_RUN_CRASH_HOME")), os.Getenv("REIN_RUN_CRASH_ID")); err != nil {
+	env := installCrash(workflowEnv(os.Getenv("REIN_RUN_CRASH_HOME")), os.Getenv("REIN_RUN_CRASH_AT"))
+	if _, err := Next(context.Background(), env, os.Getenv("REIN_RUN_CRASH_ID")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -223,7 +223,7 @@ func TestCanaryNeverCrossesStages(t *testing.T) {
 	env := workflowEnv(env0.Home)
 	current := ""
 	bodies := map[string][]string{}
-	env.NewModel = func(p string, pol ModelPolicy) (llm.Model, error) {
+	env.Agents = testAgents(env.Home, func(p string, pol ModelPolicy) (llm.Model, error) {
 		m, err := workflowModel(p, pol)
 		if err != nil {
 			return nil, err
@@ -237,7 +237,7 @@ func TestCanaryNeverCrossesStages(t *testing.T) {
 			bodies[stage] = append(bodies[stage], string(data))
 			return m.Stream(ctx, req, emit)
 		}), nil
-	}
+	})
 	advanceTo(t, env, id, StageTicketPlanGate, func(s string) { current = s })
 	for _, s := range []string{StageResearch, StageSpecification, StageTicketPlanning} {
 		if len(bodies[s]) < 2 {
@@ -273,13 +273,13 @@ func TestCanaryNeverCrossesStages(t *testing.T) {
 	}
 }
 
-// installCrash arms the SIGKILL point at (hook:NAME, or write:N[:after] for the N-th write
-// to a stage session's ledger), as TestResumeCrashChild does.
-func installCrash(at string) {
+// installCrash arms env's SIGKILL point at (hook:NAME, or write:N[:after] for the N-th write
+// to a stage session's ledger), as TestResumeCrashChild does, and returns env.
+func installCrash(env Env, at string) Env {
 	p := strings.Split(at, ":")
 	switch p[0] {
 	case "hook":
-		crashHook = func(name string) {
+		env.Crash = func(name string) {
 			if name == p[1] {
 				sigkill()
 			}
@@ -288,7 +288,7 @@ func installCrash(at string) {
 		n, _ := strconv.Atoi(p[1])
 		after := len(p) > 2
 		seen := 0
-		sessionFS = &ledgertest.FaultFS{FS: ledger.OSFS{}, Inject: func(op ledgertest.Op) *ledgertest.Fault {
+		env.SessionFS = &ledgertest.FaultFS{FS: ledger.OSFS{}, Inject: func(op ledgertest.Op) *ledgertest.Fault {
 			if op.Kind != "write" || filepath.Base(op.Name) != ledger.FileName {
 				return nil
 			}
@@ -301,4 +301,5 @@ func installCrash(at string) {
 			return &ledgertest.Fault{Before: sigkill}
 		}}
 	}
+	return env
 }

@@ -43,6 +43,7 @@ func startRunWith(t *testing.T, edit func(*Profile)) (Env, string) {
 		t.Fatal(err)
 	}
 	env := Env{Home: t.TempDir(), Harness: Harness{Version: "v1", BinaryDigest: "sha256:" + strings.Repeat("a", 64)}, Workflow: DeliveryWorkflow()}
+	env.Agents = testAgents(env.Home, nil)
 	id, err := Start(env, StartOptions{Project: root, Requirement: filepath.Join(root, "req.md")})
 	if err != nil {
 		t.Fatal(err)

@@ -132,7 +132,7 @@ func RejectGate(env Env, id, gate, reason, by string) (artifact.Reference, error
 	if err := writeImmutable(filepath.Join(r.Project, filepath.FromSlash(rel)), data); err != nil {
 		return ref, err
 	}
-	crashPoint("rejection")
+	env.crash("rejection")
 	d := GateDecision{Gate: gate, Decision: GateRejected, Digest: art.Digest, Artifact: art, Reason: &ref, By: by, At: env.now().Truncate(time.Second)}
 	_, err = l.Append(ledger.Entry{Kind: KindGateDecision, Body: d})
 	return ref, err

@@ -56,12 +56,12 @@ func TestResearchOpenAICompat(t *testing.T) {
 			}
 		}
 	})
-	env.NewModel = func(_ string, p ModelPolicy) (llm.Model, error) {
+	env.Agents = testAgents(env.Home, func(_ string, p ModelPolicy) (llm.Model, error) {
 		if p.Provider != llm.ProviderOpenAICompat {
 			t.Errorf("policy provider %q", p.Provider)
 		}
 		return openaicompat.New(openaicompat.Config{Model: p.Model, BaseURL: p.BaseURL, APIKey: key, HTTPClient: srv.Client()})
-	}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	stage, err := Next(ctx, env, id)

@@ -22,7 +22,7 @@ func researchModel(string, ModelPolicy) (llm.Model, error) {
 
 func crashEnv(home string) Env {
 	return Env{Home: home, Harness: Harness{Version: "v1", BinaryDigest: "sha256:" + strings.Repeat("a", 64)},
-		Workflow: DeliveryWorkflow(), NewModel: researchModel}
+		Workflow: DeliveryWorkflow(), Agents: testAgents(home, researchModel)}
 }
 
 func sigkill() { syscall.Kill(os.Getpid(), syscall.SIGKILL) }
@@ -35,8 +35,8 @@ func TestResumeCrashChild(t *testing.T) {
 	if home == "" {
 		t.Skip("runs only as the resume crash test's child process")
 	}
-	installCrash(os.Getenv("REIN_RUN_CRASH_AT"))
-	if _, err := Next(context.Background(), crashEnv(home), os.Getenv("REIN_RUN_CRASH_ID")); err != nil {
+	env := installCrash(crashEnv(home), os.Getenv("REIN_RUN_CRASH_AT"))
+	if _, err := Next(context.Background(), env, os.Getenv("REIN_RUN_CRASH_ID")); err != nil {
 		t.Fatal(err)
 	}
 }

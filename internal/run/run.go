@@ -2,6 +2,7 @@ package run
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -14,10 +15,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reinhq/rein/internal/agentspec"
 	"github.com/reinhq/rein/internal/artifact"
 	"github.com/reinhq/rein/internal/atomicfile"
 	"github.com/reinhq/rein/internal/ledger"
-	"github.com/reinhq/rein/internal/llm"
 )
 
 // SchemaVersion is the version of the run's artifacts and ledger records written here.
@@ -47,9 +48,29 @@ type Env struct {
 	Harness  Harness          // the running harness: version and sha256 of its binary
 	Workflow Workflow         // the workflow this harness runs
 	Now      func() time.Time // nil: time.Now
-	// NewModel builds the model of a role's policy for a stage session; nil runs the script
-	// provider only (its scenario file relative to the project).
-	NewModel func(project string, p ModelPolicy) (llm.Model, error)
+	// Agents builds the agent of every stage attempt: rein's composition root (package
+	// system) implements it, so a stage gets the same model wrapping, tool surface, gate,
+	// hooks, telemetry and session lifecycle as any run.
+	Agents Agents
+	// Test seams: Crash is called at named points of the run's steps (see crash); SessionFS is
+	// the stage sessions' ledger filesystem (nil: the OS).
+	Crash     func(point string)
+	SessionFS ledger.FS
+}
+
+// Agents builds agents for roles; run declares what it needs and imports no tool, provider
+// or model package.
+type Agents interface {
+	Agent(ctx context.Context, spec agentspec.Spec) (agentspec.Agent, error)
+}
+
+// crash calls the Crash seam at a named point: preflight-lock, preflight-started, session
+// (before a stage session is created), artifact (after an accepted artifact is written),
+// attempt (after the stage.attempt record), clarification, rejection.
+func (e Env) crash(point string) {
+	if e.Crash != nil {
+		e.Crash(point)
+	}
 }
 
 func (e Env) now() time.Time {
@@ -198,7 +219,7 @@ func Start(env Env, o StartOptions) (string, error) {
 	if _, err := l.Append(ledger.Entry{Kind: KindStarted, Body: Started{Project: o.Project, Artifacts: refs}}); err != nil {
 		return id, err
 	}
-	crashPoint("preflight-lock")
+	env.crash("preflight-lock")
 	r := &Run{ID: id, Project: o.Project, Started: Started{Project: o.Project, Artifacts: refs}, Stage: StagePreflight}
 	if err := r.reconcileAndRecord(env, l); err != nil {
 		return id, err
@@ -206,7 +227,7 @@ func Start(env Env, o StartOptions) (string, error) {
 	if _, err := l.Append(ledger.Entry{Kind: KindStageStarted, Body: stageBody{Stage: StagePreflight, Attempt: 1}}); err != nil {
 		return id, err
 	}
-	crashPoint("preflight-started")
+	env.crash("preflight-started")
 	pf := Preflight(o.Project, lock, snap)
 	pfRef, err := put(ArtPreflight, renderArtifact(id, ArtPreflight, "Preflight", env.now(), pf))
 	if err != nil {

@@ -19,6 +19,7 @@ const skillText = "# Careful research\n\nCite the pack for every fact.\n"
 func startSkillRun(t *testing.T) (Env, string, string) {
 	t.Helper()
 	env, root := Env{Home: t.TempDir(), Harness: Harness{Version: "v1", BinaryDigest: "sha256:" + strings.Repeat("a", 64)}, Workflow: DeliveryWorkflow()}, t.TempDir()
+	env.Agents = testAgents(env.Home, nil)
 	write(t, filepath.Join(root, "go.mod"), "module example.com/x\n")
 	write(t, filepath.Join(root, "AGENTS.md"), "# rules\n")
 	write(t, filepath.Join(root, "req.md"), "# Do a thing\n")
@@ -54,7 +55,7 @@ func TestRequestCarriesPinnedSkill(t *testing.T) {
 		t.Fatal(err)
 	}
 	var first string
-	env.NewModel = func(_ string, p ModelPolicy) (llm.Model, error) {
+	env.Agents = testAgents(env.Home, func(_ string, p ModelPolicy) (llm.Model, error) {
 		m, err := script.Parse([]byte(researchScenario), "scenario.yaml")
 		if err != nil {
 			return nil, err
@@ -67,7 +68,7 @@ func TestRequestCarriesPinnedSkill(t *testing.T) {
 			}
 			return m.Stream(ctx, req, emit)
 		}), nil
-	}
+	})
 	if _, err := Next(context.Background(), env, id); err != nil {
 		t.Fatal(err)
 	}
@@ -83,10 +84,10 @@ func TestRequestCarriesPinnedSkill(t *testing.T) {
 func TestSkillDriftBeforeStage(t *testing.T) {
 	env, id, root := startSkillRun(t)
 	write(t, filepath.Join(root, "skills", "careful", "SKILL.md"), skillText+"Also guess.\n")
-	env.NewModel = func(string, ModelPolicy) (llm.Model, error) {
+	env.Agents = testAgents(env.Home, func(string, ModelPolicy) (llm.Model, error) {
 		t.Fatal("a stage session started on a drifted skill")
 		return nil, nil
-	}
+	})
 	_, err := Next(context.Background(), env, id)
 	if !errors.Is(err, ErrBlocked) {
 		t.Fatalf("next = %v, want blocked", err)

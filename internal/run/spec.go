@@ -246,7 +246,7 @@ func Clarify(env Env, id string, answers map[string]string) (artifact.Reference,
 	if err := writeImmutable(filepath.Join(r.Project, filepath.FromSlash(rel)), data); err != nil {
 		return ref, err
 	}
-	crashPoint("clarification")
+	env.crash("clarification")
 	if _, err := l.Append(ledger.Entry{Kind: KindClarified, Body: clarifiedBody{Artifact: ref}}); err != nil {
 		return ref, err
 	}

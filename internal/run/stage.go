@@ -10,18 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reinhq/rein/internal/agentspec"
 	"github.com/reinhq/rein/internal/artifact"
 	"github.com/reinhq/rein/internal/contextpack"
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/ledger"
 	"github.com/reinhq/rein/internal/llm"
-	"github.com/reinhq/rein/internal/llm/script"
-	"github.com/reinhq/rein/internal/policy"
 	"github.com/reinhq/rein/internal/run/contract"
-	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/tool"
-	"github.com/reinhq/rein/internal/tool/fstool"
-	"github.com/reinhq/rein/internal/tool/grep"
 )
 
 // KindStageAttempt is the ledger record of one settled model-stage attempt.
@@ -47,20 +43,6 @@ const ReasonBudgetExhausted = "budget_exhausted"
 
 // ErrNotRunnable: the run's current stage is not one `rein run next` can run (yet).
 var ErrNotRunnable = errors.New("stage not runnable")
-
-// Test hooks: crashPoint is called at named points of an attempt (session: before its
-// session is created; artifact: after the accepted artifact is written; attempt: after the
-// stage.attempt record); sessionFS is the stage sessions' ledger filesystem.
-var (
-	crashHook func(point string)
-	sessionFS ledger.FS
-)
-
-func crashPoint(p string) {
-	if crashHook != nil {
-		crashHook(p)
-	}
-}
 
 // RequestPrefix is the fixed start of every stage request of run id; the context hook cuts
 // each model request at the latest user message carrying it.
@@ -273,7 +255,7 @@ func (r *Run) runModelStage(ctx context.Context, env Env, l *ledger.Ledger, ms m
 		if _, err := l.Append(ledger.Entry{Kind: KindStageAttempt, Body: a}); err != nil {
 			return err
 		}
-		crashPoint("attempt")
+		env.crash("attempt")
 		r.StageAttempts[ms.stage] = append(r.StageAttempts[ms.stage], a)
 		if a.Outcome == "accepted" {
 			if _, err := l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: ms.stage, Attempt: n, Outcome: "accepted"}}); err != nil {
@@ -360,7 +342,7 @@ func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy,
 		if err := writeImmutable(filepath.Join(r.Project, filepath.FromSlash(rel)), data); err != nil {
 			return err
 		}
-		crashPoint("artifact")
+		env.crash("artifact")
 		a.Artifact, a.Contract = &ref, artifact.Digest(acc.Digest)
 		return nil
 	}
@@ -369,26 +351,6 @@ func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy,
 		refs = ms.refs(pack)
 	}
 	result, err := contract.NewStageResult(c, refs, sink)
-	if err != nil {
-		return a, err
-	}
-	ws, err := tool.OpenWorkspace(r.Project)
-	if err != nil {
-		return a, err
-	}
-	all, err := tool.New(fstool.Read(ws), grep.New(ws, grep.Options{}), fstool.Find(ws), fstool.Ls(ws), result)
-	if err != nil {
-		return a, err
-	}
-	surface, err := policy.SurfaceFor(policy.RoleWorkflow, contract.ToolName)
-	if err != nil {
-		return a, err
-	}
-	tools, err := surface.Filter(all)
-	if err != nil {
-		return a, err
-	}
-	model, err := env.model(r.Project, pol)
 	if err != nil {
 		return a, err
 	}
@@ -402,26 +364,29 @@ func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy,
 		}
 		dir = filepath.Join("runs", r.ID, "stages", fmt.Sprintf("%s-%d.%d", ms.stage, n, k))
 	}
-	crashPoint("session")
-	sess, err := session.Create(filepath.Join(env.Home, dir), session.Meta{ID: sid, Cwd: r.Project}, session.Options{Ledger: ledger.Options{Now: env.now, FS: sessionFS}})
+	if env.Agents == nil {
+		return a, fmt.Errorf("%w: this environment builds no agents", ErrNotRunnable)
+	}
+	env.crash("session")
+	agent, err := env.Agents.Agent(ctx, agentspec.Spec{
+		Role: RoleWorkflow, Workspace: r.Project, SessionDir: filepath.Join(env.Home, dir), SessionID: sid,
+		Model:  agentspec.Model{Provider: pol.Provider, Model: pol.Model, BaseURL: pol.BaseURL, Script: pol.Script, Thinking: llm.ThinkingLevel(pol.Thinking)},
+		System: ms.system, Tools: []tool.Tool{result},
+		MaxTurns: left.turns, MaxUsageTokens: left.tokens, Deadline: time.Now().Add(left.elapsed),
+		ContextHooks: []kernel.ContextHook{contextpack.CutAtPrefix{Prefix: RequestPrefix(r.ID)}},
+		Now:          env.now, LedgerFS: env.SessionFS,
+	})
 	if err != nil {
 		return a, err
 	}
-	defer sess.Close()
-	agent, err := kernel.New(kernel.Config{Model: model, Tools: tools, Recorder: sess, System: ms.system,
-		Thinking: llm.ThinkingLevel(pol.Thinking), MaxTurns: left.turns, MaxUsageTokens: left.tokens,
-		Deadline: time.Now().Add(left.elapsed), SessionID: sid,
-		ContextHooks: []kernel.ContextHook{contextpack.CutAtPrefix{Prefix: RequestPrefix(r.ID)}}})
-	if err != nil {
-		return a, err
-	}
+	defer agent.Close()
 	skills, err := r.skillsSection()
 	if err != nil {
 		return a, err
 	}
 	req := ms.request(n, artifact.Render(op), c.Schema()) + skills
 	start := env.now()
-	out, err := agent.Run(ctx, nil, llm.UserText(req))
+	out, err := agent.Run(ctx, llm.UserText(req))
 	if err != nil {
 		var be *kernel.BudgetError
 		if !errors.As(err, &be) {
@@ -434,7 +399,7 @@ func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy,
 	a.InputTokens, a.OutputTokens = u.Input+u.CacheRead+u.CacheWrite, u.Output
 	a.Tokens = a.InputTokens + a.OutputTokens
 	a.Session = SessionAnchor{ID: sid, Dir: filepath.ToSlash(dir)}
-	a.Session.Seq, a.Session.Hash = sess.Head()
+	a.Session.Seq, a.Session.Hash = agent.Head()
 	if _, oerr := result.Outcome(); oerr != nil {
 		a.Outcome, a.Detail = "failed", oerr.Error()
 		var ae *contract.AttemptError
@@ -477,27 +442,4 @@ func (r *Run) skillsSection() (string, error) {
 		fmt.Fprintf(&b, "\n### Skill %s@%s\n\nSKILL.md digest: %s\ntree digest: %s\n\n%s\n", s.Name, s.Revision, artifact.Sum(text), s.TreeDigest, strings.TrimRight(string(text), "\n"))
 	}
 	return b.String(), nil
-}
-
-// model returns the model of a role's policy: the script provider with its scenario file, or
-// env.NewModel (when set) for any provider — rein wires it to the anthropic, openai and
-// openai-compat adapters. Without NewModel only the script provider runs.
-func (e Env) model(project string, p ModelPolicy) (llm.Model, error) {
-	if e.NewModel != nil {
-		return e.NewModel(project, p)
-	}
-	if p.Provider != llm.ProviderScript {
-		return nil, fmt.Errorf("%w: provider %s: this environment builds only script-provider models", ErrNotRunnable, p.Provider)
-	}
-	return ScriptModel(project, p)
-}
-
-// ScriptModel loads the script-provider model of a policy: its scenario file, relative to the
-// project.
-func ScriptModel(project string, p ModelPolicy) (llm.Model, error) {
-	m, err := script.Load(filepath.Join(project, filepath.FromSlash(p.Script)))
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
 }

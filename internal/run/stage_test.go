@@ -38,7 +38,7 @@ func TestResearchFreshSessionCanary(t *testing.T) {
 	env, id := startRun(t)
 	var requests [][]llm.Message
 	calls := 0
-	env.NewModel = func(_ string, p ModelPolicy) (llm.Model, error) {
+	env.Agents = testAgents(env.Home, func(_ string, p ModelPolicy) (llm.Model, error) {
 		calls++
 		src := researchScenario
 		if calls == 1 {
@@ -55,7 +55,7 @@ func TestResearchFreshSessionCanary(t *testing.T) {
 			}
 			return m.Stream(ctx, req, emit)
 		}), nil
-	}
+	})
 	stage, err := Next(context.Background(), env, id)
 	if err != nil || stage != StageResearch {
 		t.Fatalf("Next = %s, %v", stage, err)

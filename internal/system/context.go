@@ -52,16 +52,21 @@ func openProject(o Options, dir string, tools *tool.Set, est contextpack.Estimat
 		return nil, err
 	}
 	if !decided {
-		// Assemble untrusted first: what it leaves out is what a decision is needed for.
-		pr.asm = contextpack.Build(in, est)
-		resources := shownPaths(root, guarded(root, o.Home, pr.asm.Untrusted))
+		// Assemble untrusted first: what it leaves out is what a decision is needed for. A
+		// fixed system prompt assembles nothing: only the project's settings need a decision.
+		var untrusted []string
+		if o.SystemPrompt == "" {
+			pr.asm = contextpack.Build(in, est)
+			untrusted = pr.asm.Untrusted
+		}
+		resources := shownPaths(root, guarded(root, o.Home, untrusted))
 		switch {
 		case len(resources) == 0:
 			pt.why = "nothing to trust"
 		case o.Confirm != nil:
 			yes, err := o.Confirm(trustQuestion(root, resources))
 			if err != nil {
-				return nil, fmt.Errorf("%w: asking whether to trust %s: %v", ErrTrustRequired, root, err)
+				return nil, fmt.Errorf("%w: asking whether to trust %s: %w", ErrTrustRequired, root, err)
 			}
 			if yes {
 				if err := SetTrust(o.Home, root, TrustAllow); err != nil {
@@ -86,6 +91,10 @@ func openProject(o Options, dir string, tools *tool.Set, est contextpack.Estimat
 		if !sameFile(filepath.Dir(projectSettingsPath(root)), o.Home) {
 			pr.settings = global.merge(local)
 		}
+	}
+	if o.SystemPrompt != "" {
+		pr.asm = &contextpack.Assembly{Prompt: o.SystemPrompt}
+		return pr, nil
 	}
 	if pr.asm == nil {
 		in.ProjectTrusted = pt.trusted
@@ -188,7 +197,7 @@ func Inspect(o Options, prompt string) (*Context, error) {
 			c.ContextWindow, c.MaxTokens = info.ContextWindow, info.MaxOutput
 		}
 	}
-	tools, err := buildTools(ws, o)
+	tools, err := buildTools(&Runtime{Workspace: ws}, nil, o)
 	if err != nil {
 		return nil, err
 	}

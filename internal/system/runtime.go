@@ -1,17 +1,17 @@
 package system
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/reinhq/rein/internal/contextpack"
-	"github.com/reinhq/rein/internal/hooks"
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/ledger"
 	"github.com/reinhq/rein/internal/llm"
@@ -19,6 +19,7 @@ import (
 	"github.com/reinhq/rein/internal/llm/openai"
 	"github.com/reinhq/rein/internal/llm/openaicompat"
 	"github.com/reinhq/rein/internal/llm/script"
+	"github.com/reinhq/rein/internal/policy"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/telemetry"
 	"github.com/reinhq/rein/internal/tool"
@@ -27,7 +28,8 @@ import (
 	"github.com/reinhq/rein/internal/tool/shell"
 )
 
-// Options are the resolved inputs of a run.
+// Options are the resolved inputs of an agent: every agent rein runs — print and JSON runs,
+// RPC, compaction, delivery-run stage attempts — is built from them by [Build].
 type Options struct {
 	Provider string
 	Model    string
@@ -35,12 +37,31 @@ type Options struct {
 	APIKey   string
 	// Script is the scenario file of the script provider.
 	Script string
+	// Adapter, when set, is the model adapter instead of one built from Provider (a test
+	// seam: it is wrapped in retries and telemetry like any other). Provider and Model still
+	// name it in the session and the spans.
+	Adapter llm.Model
+	// Thinking is passed on to every model request.
+	Thinking llm.ThinkingLevel
+	// Role is the role whose tool surface the agent gets (policy.SurfaceFor); "" is the
+	// default role, a person's own session with every tool.
+	Role policy.Role
+	// ExtraTools are offered besides the standard tools (a stage's contract tools); the role's
+	// surface must allow them.
+	ExtraTools []tool.Tool
 	// Tools selects tools by name; nil means the default set. NoTools offers none.
 	Tools   []string
 	NoTools bool
-	// Budgets.
-	MaxTurns int
-	MaxCost  float64
+	// SystemPrompt, when set, is the whole system prompt: no project context is assembled
+	// (a stage sees only its pack). The trust gate then guards only the project's settings.
+	SystemPrompt string
+	// ContextHooks may replace each request's messages (never what is recorded).
+	ContextHooks []kernel.ContextHook
+	// Budgets: model turns, cost, tokens (input, output and cache) and a deadline.
+	MaxTurns       int
+	MaxCost        float64
+	MaxUsageTokens int
+	Deadline       time.Time
 	// Dir is the workspace; Home is $REIN_HOME.
 	Dir  string
 	Home string
@@ -57,10 +78,16 @@ type Options struct {
 	HTTPClient *http.Client
 	// Retry overrides llm.DefaultRetryPolicy when MaxAttempts > 0.
 	Retry llm.RetryPolicy
-	// Now is the clock; nil means time.Now.
+	// Now is the clock (the kernel's and the session ledger's); nil means time.Now.
 	Now func() time.Time
+	// LedgerFS is the session ledger's filesystem; nil is the OS (a test seam).
+	LedgerFS ledger.FS
 	// Session says which session ledger records the run.
 	Session SessionChoice
+	// History and HistoryUsage are the conversation a run without a session continues (RPC's
+	// set_model keeps it across the new agent).
+	History      []llm.Message
+	HistoryUsage llm.Usage
 	// KeepRecent is how many recent tokens compaction keeps verbatim (0: the default).
 	KeepRecent int
 	// Sandbox runs bash (and approved commands) in the bubblewrap OS sandbox (--sandbox);
@@ -72,7 +99,8 @@ type Options struct {
 	// a call an "ask" permission rule or a hook holds); nil in a non-interactive run, which
 	// refuses instead.
 	Confirm func(question string) (bool, error)
-	// Notice shows the user one line: a hook that failed, a hook's message. nil drops them.
+	// Notice shows the user one line: what recovering a session settled, a hook that failed,
+	// a hook's message. nil drops them.
 	Notice func(string)
 }
 
@@ -86,15 +114,19 @@ const (
 	SessionResume                      // the session Ref names: id, id prefix or path (--resume, --session)
 	SessionFork                        // a new session forked from Ref = ID[@ENTRY] (--fork)
 	SessionAt                          // the session at the path Ref, created if missing (--session PATH)
+	SessionCreate                      // a new session with id ID in the directory Ref, which must not exist
 )
 
 // SessionChoice selects the session of a run.
 type SessionChoice struct {
 	Mode SessionMode
 	Ref  string
+	// ID is the id of a SessionCreate session.
+	ID string
 }
 
-// Runtime is a built run: the agent plus what it owns.
+// Runtime is a built agent with what it owns: the workspace, the session and its lifecycle
+// (see lifecycle.go).
 type Runtime struct {
 	Agent     *kernel.Agent
 	Model     llm.ModelInfo
@@ -112,18 +144,17 @@ type Runtime struct {
 	Trusted bool
 	// hooks makes the hooks of each agent (see hookWiring).
 	hooks *hookWiring
-}
-
-// Close ends the agent (its session_end hooks run) and releases the workspace and the session.
-func (r *Runtime) Close() error {
-	if r.Agent != nil {
-		_ = r.Agent.End(context.Background(), hooks.EndExit) // failures are reported as they happen
-	}
-	var err error
-	if r.Session != nil {
-		err = r.Session.Close()
-	}
-	return errors.Join(err, r.Workspace.Close())
+	// notice is Options.Notice (never nil).
+	notice func(string)
+	// created says the session was created by this Build: a failed Build removes it.
+	created bool
+	// spill is the bash tool's directory for full outputs when there is no session; removed
+	// by Close.
+	spill string
+	// mu guards the conversation of a run without a session.
+	mu      sync.Mutex
+	history []llm.Message
+	usage   llm.Usage
 }
 
 // DefaultTools is the tool set offered when none is selected.
@@ -132,7 +163,11 @@ var DefaultTools = []string{"read", "write", "edit", "bash", "grep", "find", "ls
 // Providers lists the provider names rein knows.
 var Providers = []string{llm.ProviderAnthropic, llm.ProviderOpenAI, llm.ProviderOpenAICompat, llm.ProviderScript}
 
-// Build resolves o into a Runtime.
+// Build resolves o into a Runtime: the model in retries, the role's tools over the confined
+// workspace, the trust gate and settings, the permission gate, the hooks, telemetry and the
+// session. A session that Build created is removed again when a later step fails, so a
+// mistake leaves no empty session behind. Most callers want [Open], which also recovers a
+// resumed session.
 func Build(o Options) (*Runtime, error) {
 	if o.Getenv == nil {
 		return nil, errors.New("system: Options.Getenv is required")
@@ -140,120 +175,144 @@ func Build(o Options) (*Runtime, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	reg := llm.NewRegistry()
-	if err := reg.LoadOverrides(filepath.Join(o.Home, "models.json")); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
-	}
 	policy := llm.DefaultRetryPolicy
 	if o.Retry.MaxAttempts > 0 {
 		policy = o.Retry
 	}
 	ws, err := tool.OpenWorkspace(o.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	rt := &Runtime{Workspace: ws}
+	rt := &Runtime{Workspace: ws, notice: o.Notice, history: slices.Clone(o.History), usage: o.HistoryUsage}
+	if rt.notice == nil {
+		rt.notice = func(string) {}
+	}
 	fail := func(err error) (*Runtime, error) {
-		rt.Close()
+		rt.discard()
 		return nil, err
 	}
-	// An existing session brings its model configuration; a new one is created only once the
-	// configuration is known to work, so a mistake leaves no empty session behind.
-	if o.Session.Mode != SessionNew {
-		if err := openSession(o, rt, policy); err != nil {
-			return fail(err)
-		}
-		if rt.Session != nil {
-			sessionDefaults(&o, rt.Session.Fact)
-		}
+	// An existing session (or a fork's parent) brings its model configuration; a new one is
+	// created only once the configuration is known to work.
+	if err := openExisting(&o, rt, policy); err != nil {
+		return fail(err)
+	}
+	model, info, err := resolveModel(o, rt, policy)
+	if err != nil {
+		return fail(err)
+	}
+	if err := buildRest(o, rt, model, info, policy); err != nil {
+		return fail(err)
+	}
+	return rt, nil
+}
+
+// resolveModel builds the run's model adapter, wrapped in retries.
+func resolveModel(o Options, rt *Runtime, policy llm.RetryPolicy) (llm.Model, llm.ModelInfo, error) {
+	reg := llm.NewRegistry()
+	if err := reg.LoadOverrides(filepath.Join(o.Home, "models.json")); err != nil {
+		return nil, llm.ModelInfo{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	provider, err := resolveProvider(o)
 	if err != nil {
-		return fail(err)
+		return nil, llm.ModelInfo{}, err
 	}
 	modelID := o.Model
 	if modelID == "" {
 		modelID = llm.DefaultModel(provider)
 	}
 	if modelID == "" {
-		return fail(fmt.Errorf("%w: provider %s has no default model; pass --model", ErrConfig, provider))
+		return nil, llm.ModelInfo{}, fmt.Errorf("%w: provider %s has no default model; pass --model", ErrConfig, provider)
 	}
 	info, _ := reg.Lookup(provider, modelID)
-	model, keySource, err := buildModel(o, provider, info)
-	if err != nil {
-		return fail(err)
+	info.Provider = provider
+	model := o.Adapter
+	if model == nil {
+		m, keySource, err := buildModel(o, provider, info)
+		if err != nil {
+			return nil, info, err
+		}
+		model, rt.KeySource = m, keySource
 	}
-	rt.KeySource = keySource
-	model = llm.Retry(model, policy)
+	return llm.Retry(model, policy), info, nil
+}
+
+// buildRest builds what follows the model: tools, the trust gate and settings, the permission
+// gate, a new session, hooks, telemetry and the agent.
+func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, policy llm.RetryPolicy) error {
 	if !o.Sandbox {
 		global, err := ReadSettings(filepath.Join(o.Home, SettingsFile), true)
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		o.Sandbox = global.Sandbox
 	}
-	if rt.Tools, err = buildTools(ws, o); err != nil {
-		return fail(err)
+	plan, err := planNew(o, rt)
+	if err != nil {
+		return err
+	}
+	if rt.Tools, err = buildTools(rt, plan, o); err != nil {
+		return err
 	}
 	// The same assembly `rein context` shows (see Inspect); estimates are not needed here. The
 	// trust gate may refuse, so it comes before a new session is created.
-	pr, err := openProject(o, ws.Dir, rt.Tools, nil, false)
+	pr, err := openProject(o, rt.Workspace.Dir, rt.Tools, nil, false)
 	if err != nil {
-		return fail(err)
+		return err
+	}
+	if err := plan.create(o, rt, policy); err != nil {
+		return err
 	}
 	rt.System, rt.Trusted = pr.asm, pr.trust.trusted
-	pol, err := newPolicy(pr.settings.Permissions, ws.Dir, pr.trust.root, o.Home)
+	pol, err := newPolicy(pr.settings.Permissions, rt.Workspace.Dir, pr.trust.root, o.Home)
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	if o.Session.Mode == SessionNew {
-		if err := openSession(o, rt, policy); err != nil {
-			return fail(err)
-		}
-	}
-	rt.hooks = &hookWiring{config: pr.settings.Hooks, dir: pr.trust.root, cwd: ws.Dir, confirm: o.Confirm, notice: o.Notice}
+	rt.hooks = &hookWiring{config: pr.settings.Hooks, dir: pr.trust.root, cwd: rt.Workspace.Dir, confirm: o.Confirm, notice: o.Notice}
 	if rt.hooks.dir == "" {
-		rt.hooks.dir = ws.Dir
+		rt.hooks.dir = rt.Workspace.Dir
 	}
 	agentHooks, err := rt.hooks.forAgent(rt.Session, rt.Resumed, info.ID)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	var rec kernel.Recorder = &kernel.Memory{}
 	sessionID := ""
 	if rt.Session != nil {
 		rec, sessionID = rt.Session, rt.Session.ID()
-		if err := recordConfig(rt.Session, provider, info.ID, o); err != nil {
-			return fail(err)
+		if err := recordConfig(rt.Session, info.Provider, info.ID, o); err != nil {
+			return err
 		}
 	}
 	// Telemetry wraps the model (after retries, so one span is one logical request) and the
 	// recorder, and observes the events; it changes nothing they do.
-	inst := o.Tracer.Instrument(telemetry.Subject{SessionID: sessionID, Provider: provider, Model: info.ID,
+	inst := o.Tracer.Instrument(telemetry.Subject{SessionID: sessionID, Provider: info.Provider, Model: info.ID,
 		MaxTokens: info.MaxOutput, Tools: rt.Tools.Names()})
 	model, rec = inst.Model(model), inst.Recorder(rec)
 	agent, err := kernel.New(kernel.Config{
-		Model:     model,
-		Tools:     rt.Tools,
-		Gate:      &permissionGate{policy: pol, confirm: o.Confirm},
-		Hooks:     agentHooks,
-		Recorder:  rec,
-		System:    rt.System.Prompt,
-		MaxTurns:  o.MaxTurns,
-		MaxCost:   o.MaxCost,
-		MaxTokens: info.MaxOutput,
-		SessionID: sessionID,
-		Observe:   inst.Observe(o.Observe),
-		Now:       o.Now,
-		Inbox:     o.Inbox,
-		Compactor: &contextpack.Compactor{Model: model, ContextWindow: info.ContextWindow, KeepRecent: o.KeepRecent},
+		Model:          model,
+		Tools:          rt.Tools,
+		Gate:           &permissionGate{policy: pol, confirm: o.Confirm},
+		Hooks:          agentHooks,
+		Recorder:       rec,
+		System:         rt.System.Prompt,
+		MaxTurns:       o.MaxTurns,
+		MaxCost:        o.MaxCost,
+		MaxUsageTokens: o.MaxUsageTokens,
+		Deadline:       o.Deadline,
+		MaxTokens:      info.MaxOutput,
+		Thinking:       o.Thinking,
+		SessionID:      sessionID,
+		Observe:        inst.Observe(o.Observe),
+		Now:            o.Now,
+		Inbox:          o.Inbox,
+		ContextHooks:   o.ContextHooks,
+		Compactor:      &contextpack.Compactor{Model: model, ContextWindow: info.ContextWindow, KeepRecent: o.KeepRecent},
 	})
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	info.Provider = provider
 	rt.Agent, rt.Model = agent, info
-	return rt, nil
+	return nil
 }
 
 // Session facts holding the model configuration (never a key).
@@ -296,49 +355,29 @@ func recordConfig(s *session.Session, provider, model string, o Options) error {
 	return nil
 }
 
-// openSession opens or creates the run's session ledger as o.Session says.
-func openSession(o Options, rt *Runtime, policy llm.RetryPolicy) error {
-	opts := session.Options{Retry: session.RetryPolicy{MaxAttempts: policy.MaxAttempts}}
-	project := ProjectSessions(o.Home, rt.Workspace.Dir)
-	create := func(dir string, id string) error {
-		s, err := session.Create(dir, session.Meta{ID: id, Cwd: rt.Workspace.Dir}, opts)
-		rt.Session = s
-		return err
-	}
-	open := func(dir string) error {
-		s, rep, err := session.Open(dir, opts)
-		rt.Session, rt.Opened, rt.Resumed = s, rep, err == nil
-		return err
-	}
+// openExisting opens the existing session o.Session names (continue, resume, a path that
+// holds a ledger) and fills the model configuration the flags left open from its facts; for a
+// fork it loads the parent, whose facts fill them the same way. New sessions wait for
+// openNew.
+func openExisting(o *Options, rt *Runtime, policy llm.RetryPolicy) error {
+	var facts map[string]string
 	switch o.Session.Mode {
-	case SessionNone:
-		return nil
-	case SessionNew:
-		id := kernel.NewID()
-		return create(filepath.Join(project, id), id)
-	case SessionContinue:
-		sd, err := LatestSession(o.Home, rt.Workspace.Dir)
+	case SessionContinue, SessionResume, SessionAt:
+		dir, err := existingDir(*o, rt.Workspace.Dir)
+		if err != nil || dir == "" {
+			return err
+		}
+		s, rep, err := session.Open(dir, sessionOptions(*o, policy))
+		rt.Session, rt.Opened, rt.Resumed = s, rep, err == nil
 		if err != nil {
 			return err
 		}
-		return open(sd.Dir)
-	case SessionResume:
-		sd, err := FindSession(o.Home, rt.Workspace.Dir, o.Session.Ref)
-		if err != nil {
-			return err
+		facts = map[string]string{}
+		for _, k := range []string{FactProvider, FactModel, FactBaseURL, FactScript} {
+			facts[k] = s.Fact(k)
 		}
-		return open(sd.Dir)
-	case SessionAt:
-		dir, err := filepath.Abs(strings.TrimSuffix(o.Session.Ref, "/ledger.jsonl"))
-		if err != nil {
-			return err
-		}
-		if _, err := os.Stat(filepath.Join(dir, "ledger.jsonl")); err == nil {
-			return open(dir)
-		}
-		return create(dir, filepath.Base(dir))
 	case SessionFork:
-		ref, entry, _ := strings.Cut(o.Session.Ref, "@")
+		ref, _, _ := strings.Cut(o.Session.Ref, "@")
 		sd, err := FindSession(o.Home, rt.Workspace.Dir, ref)
 		if err != nil {
 			return err
@@ -347,19 +386,125 @@ func openSession(o Options, rt *Runtime, policy llm.RetryPolicy) error {
 		if err != nil {
 			return err
 		}
-		if entry != "" && parent.Entries[entry] == nil {
-			if e, err := findEntry(parent, entry); err == nil {
-				entry = e
-			} else {
-				return err
-			}
-		}
+		facts = parent.Facts
+	default:
+		return nil
+	}
+	sessionDefaults(o, func(k string) string { return facts[k] })
+	return nil
+}
+
+// existingDir is the directory of the existing session o.Session names; "" for a path that
+// holds no ledger yet (SessionAt creates it in openNew).
+func existingDir(o Options, cwd string) (string, error) {
+	switch o.Session.Mode {
+	case SessionContinue:
+		sd, err := LatestSession(o.Home, cwd)
+		return sd.Dir, err
+	case SessionResume:
+		sd, err := FindSession(o.Home, cwd, o.Session.Ref)
+		return sd.Dir, err
+	}
+	dir, err := sessionAtDir(o.Session.Ref)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ledger.jsonl")); err != nil {
+		return "", nil
+	}
+	return dir, nil
+}
+
+func sessionAtDir(ref string) (string, error) {
+	return filepath.Abs(strings.TrimSuffix(ref, "/ledger.jsonl"))
+}
+
+func sessionOptions(o Options, policy llm.RetryPolicy) session.Options {
+	return session.Options{Retry: session.RetryPolicy{MaxAttempts: policy.MaxAttempts},
+		Ledger: ledger.Options{Now: o.Now, FS: o.LedgerFS}}
+}
+
+// newSession is a session Build is about to create, planned before the tools (the bash tool
+// spills into its directory) and created after the trust gate, so that a refused run writes
+// nothing.
+type newSession struct {
+	dir, id string
+	// fork: the parent and the entry to fork at.
+	parent *session.State
+	entry  string
+}
+
+// planNew plans the run's new session — SessionNew, SessionCreate, SessionFork, or a
+// SessionAt path without a ledger; nil when the run opened an existing one or keeps none.
+func planNew(o Options, rt *Runtime) (*newSession, error) {
+	if rt.Session != nil {
+		return nil, nil
+	}
+	project := ProjectSessions(o.Home, rt.Workspace.Dir)
+	switch o.Session.Mode {
+	case SessionNone:
+		return nil, nil
+	case SessionNew:
 		id := kernel.NewID()
-		s, err := session.Fork(parent, entry, filepath.Join(project, id), session.Meta{ID: id, Cwd: rt.Workspace.Dir}, opts)
-		rt.Session = s
+		return &newSession{dir: filepath.Join(project, id), id: id}, nil
+	case SessionCreate:
+		if o.Session.ID == "" || !filepath.IsAbs(o.Session.Ref) {
+			return nil, errors.New("system: SessionCreate needs an id and an absolute directory")
+		}
+		if _, err := os.Lstat(o.Session.Ref); !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("system: the new session's directory %s exists already", o.Session.Ref)
+		}
+		return &newSession{dir: o.Session.Ref, id: o.Session.ID}, nil
+	case SessionAt:
+		d, err := sessionAtDir(o.Session.Ref)
+		if err != nil {
+			return nil, err
+		}
+		return &newSession{dir: d, id: filepath.Base(d)}, nil
+	case SessionFork:
+		return planFork(o, rt, project)
+	}
+	return nil, fmt.Errorf("system: unknown session mode %d", o.Session.Mode)
+}
+
+// planFork plans the fork o.Session.Ref = ID[@ENTRY] names.
+func planFork(o Options, rt *Runtime, project string) (*newSession, error) {
+	ref, entry, _ := strings.Cut(o.Session.Ref, "@")
+	sd, err := FindSession(o.Home, rt.Workspace.Dir, ref)
+	if err != nil {
+		return nil, err
+	}
+	parent, _, err := session.Load(sd.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if entry != "" && parent.Entries[entry] == nil {
+		if entry, err = findEntry(parent, entry); err != nil {
+			return nil, err
+		}
+	}
+	id := kernel.NewID()
+	return &newSession{dir: filepath.Join(project, id), id: id, parent: parent, entry: entry}, nil
+}
+
+// create creates the planned session.
+func (n *newSession) create(o Options, rt *Runtime, policy llm.RetryPolicy) error {
+	if n == nil {
+		return nil
+	}
+	meta, opts := session.Meta{ID: n.id, Cwd: rt.Workspace.Dir}, sessionOptions(o, policy)
+	var s *session.Session
+	var err error
+	if n.parent != nil {
+		s, err = session.Fork(n.parent, n.entry, n.dir, meta, opts)
+	} else {
+		s, err = session.Create(n.dir, meta, opts)
+	}
+	if err != nil {
 		return err
 	}
-	return fmt.Errorf("system: unknown session mode %d", o.Session.Mode)
+	rt.Session, rt.created = s, true
+	return nil
 }
 
 // findEntry resolves a unique entry id prefix.
@@ -387,8 +532,15 @@ func resolveProvider(o Options) (string, error) {
 	case o.Getenv("OPENAI_API_KEY") != "":
 		p = llm.ProviderOpenAI
 	default:
-		return "", fmt.Errorf("%w: no provider configured: pass --provider (%s) with a key, or --script FILE for the offline script model; `rein demo` runs without either",
-			ErrConfig, strings.Join(Providers, ", "))
+		stored, err := storedProvider(o.Home)
+		if err != nil {
+			return "", err
+		}
+		if stored == "" {
+			return "", fmt.Errorf("%w: no provider configured: pass --provider (%s) with a key, set ANTHROPIC_API_KEY or OPENAI_API_KEY, store a key with `rein auth set PROVIDER`, or pass --script FILE for the offline script model; `rein demo` runs without either",
+				ErrConfig, strings.Join(Providers, ", "))
+		}
+		p = stored
 	}
 	for _, known := range Providers {
 		if p == known {
@@ -398,6 +550,22 @@ func resolveProvider(o Options) (string, error) {
 	return "", fmt.Errorf("%w: unknown provider %q; known providers: %s", ErrConfig, p, strings.Join(Providers, ", "))
 }
 
+// storedProvider is the provider chosen by the keys in auth.json when neither a flag nor the
+// environment names one: anthropic, then openai (the same order as the environment's keys).
+// openai-compat needs a base URL, so a stored key alone never selects it.
+func storedProvider(home string) (string, error) {
+	stored, err := StoredProviders(home)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range []string{llm.ProviderAnthropic, llm.ProviderOpenAI} {
+		if slices.Contains(stored, p) {
+			return p, nil
+		}
+	}
+	return "", nil
+}
+
 func buildModel(o Options, provider string, info llm.ModelInfo) (llm.Model, KeySource, error) {
 	if provider == llm.ProviderScript {
 		if o.Script == "" {
@@ -405,7 +573,7 @@ func buildModel(o Options, provider string, info llm.ModelInfo) (llm.Model, KeyS
 		}
 		m, err := script.Load(o.Script)
 		if err != nil {
-			return nil, KeyNone, fmt.Errorf("%w: %v", ErrConfig, err)
+			return nil, KeyNone, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 		return m, KeyNone, nil
 	}
@@ -442,7 +610,7 @@ func buildModel(o Options, provider string, info llm.ModelInfo) (llm.Model, KeyS
 		m, err := openai.New(openai.Config{Model: info.ID, BaseURL: baseURL, APIKey: key, HTTPClient: client,
 			Pricing: info.Cost, MaxTokens: info.MaxOutput, API: api})
 		if err != nil {
-			return nil, KeyNone, fmt.Errorf("%w: %v", ErrConfig, err)
+			return nil, KeyNone, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 		return m, src, nil
 	default: // openai-compat
@@ -452,7 +620,7 @@ func buildModel(o Options, provider string, info llm.ModelInfo) (llm.Model, KeyS
 		m, err := openaicompat.New(openaicompat.Config{Model: info.ID, BaseURL: baseURL, APIKey: key, HTTPClient: client,
 			Pricing: info.Cost, MaxTokens: info.MaxOutput})
 		if err != nil {
-			return nil, KeyNone, fmt.Errorf("%w: %v", ErrConfig, err)
+			return nil, KeyNone, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 		return m, src, nil
 	}
@@ -463,7 +631,12 @@ func missingKey(provider string) error {
 		ErrConfig, provider, EnvKey(provider), provider)
 }
 
-func buildTools(ws *tool.Workspace, o Options) (*tool.Set, error) {
+// buildTools builds the agent's tools: the standard ones over the confined workspace and the
+// caller's extra (contract) tools, selected by name, then filtered by the role's surface so a
+// role never sees a tool it cannot use. The bash tool spills full outputs into the session's
+// directory (or, without a session, a directory Close removes).
+func buildTools(rt *Runtime, plan *newSession, o Options) (*tool.Set, error) {
+	ws := rt.Workspace
 	ws.Protected = workspaceProtected(o)
 	sb, err := openSandbox(o, ws)
 	if err != nil {
@@ -472,54 +645,55 @@ func buildTools(ws *tool.Workspace, o Options) (*tool.Set, error) {
 	if o.NoTools {
 		return tool.New()
 	}
-	all, err := tool.New(
+	spill, err := rt.spillDir(plan)
+	if err != nil {
+		return nil, err
+	}
+	tools := []tool.Tool{
 		fstool.Read(ws), fstool.Write(ws), fstool.Edit(ws),
-		shell.New(ws.Dir, shell.Options{Sandbox: sb}),
+		shell.New(ws.Dir, shell.Options{Sandbox: sb, TempDir: spill}),
 		grep.New(ws, grep.Options{}),
 		fstool.Find(ws), fstool.Ls(ws),
-	)
+	}
+	var extra []string
+	for _, t := range o.ExtraTools {
+		extra = append(extra, t.Spec().Name)
+	}
+	all, err := tool.New(append(tools, o.ExtraTools...)...)
 	if err != nil {
 		return nil, err
 	}
 	names := o.Tools
 	if names == nil {
-		names = DefaultTools
+		names = append(slices.Clone(DefaultTools), extra...)
 	}
 	set, err := all.Select(names)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --tools: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: --tools: %w", ErrConfig, err)
 	}
-	return set, nil
+	role := o.Role
+	if role == "" {
+		role = policy.RoleDefault
+	}
+	surface, err := policy.SurfaceFor(role, extra...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return surface.Filter(set)
 }
 
-// NewModel builds the model of a provider outside an interactive run (a delivery-run stage):
-// the same key resolution (environment, auth.json), model registry (with models.json
-// overrides) and adapters as Build, wrapped in llm.Retry with llm.DefaultRetryPolicy. An empty
-// model means the provider's default; script is the scenario file of the script provider. The
-// key stays inside the adapter: neither the model info nor an error carries it.
-func NewModel(home, provider, model, baseURL, script string, getenv func(string) string) (llm.Model, llm.ModelInfo, error) {
-	if getenv == nil {
-		return nil, llm.ModelInfo{}, errors.New("system: NewModel needs getenv")
+// spillDir is where the bash tool keeps full outputs: the session's directory (existing or
+// planned), or a fresh directory that Close removes when the run has no session.
+func (rt *Runtime) spillDir(plan *newSession) (string, error) {
+	switch {
+	case rt.Session != nil:
+		return rt.Session.Dir(), nil
+	case plan != nil:
+		return plan.dir, nil
 	}
-	o := Options{Provider: provider, Model: model, BaseURL: baseURL, Script: script, Home: home, Getenv: getenv}
-	p, err := resolveProvider(o)
-	if err != nil {
-		return nil, llm.ModelInfo{}, err
+	if rt.spill == "" {
+		// Created by the bash tool only when an output spills, so building tools writes nothing.
+		rt.spill = filepath.Join(os.TempDir(), "rein-bash-"+kernel.NewID())
 	}
-	reg := llm.NewRegistry()
-	if err := reg.LoadOverrides(filepath.Join(home, "models.json")); err != nil {
-		return nil, llm.ModelInfo{}, fmt.Errorf("%w: %v", ErrConfig, err)
-	}
-	if model == "" {
-		model = llm.DefaultModel(p)
-	}
-	if model == "" {
-		return nil, llm.ModelInfo{}, fmt.Errorf("%w: provider %s has no default model; set the model", ErrConfig, p)
-	}
-	info, _ := reg.Lookup(p, model)
-	m, _, err := buildModel(o, p, info)
-	if err != nil {
-		return nil, llm.ModelInfo{}, err
-	}
-	return llm.Retry(m, llm.DefaultRetryPolicy), info, nil
+	return rt.spill, nil
 }

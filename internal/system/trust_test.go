@@ -261,7 +261,7 @@ func mustTools(t *testing.T, dir string) *tool.Set {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	set, err := buildTools(ws, Options{})
+	set, err := buildTools(&Runtime{Workspace: ws}, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

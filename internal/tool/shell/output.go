@@ -95,6 +95,13 @@ func (o *output) exceeds() bool {
 }
 
 func (o *output) spill() {
+	if o.tempDir != "" {
+		// The caller's directory may not exist until the first output spills.
+		if err := os.MkdirAll(o.tempDir, 0o700); err != nil {
+			o.spillErr = err
+			return
+		}
+	}
 	f, err := os.CreateTemp(o.tempDir, "rein-bash-*.log")
 	if err != nil {
 		o.spillErr = err
