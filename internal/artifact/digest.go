@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
 )
 
 // Digest is a content digest in the form "sha256:" followed by 64 lowercase hexadecimal
@@ -17,6 +19,30 @@ const DigestPrefix = "sha256:"
 func Sum(data []byte) Digest {
 	sum := sha256.Sum256(data)
 	return Digest(DigestPrefix + hex.EncodeToString(sum[:]))
+}
+
+// SumReader returns the digest of everything r yields, read in a stream (never held in memory).
+func SumReader(r io.Reader) (Digest, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return "", err
+	}
+	return Digest(DigestPrefix + hex.EncodeToString(h.Sum(nil))), nil
+}
+
+// SumFile returns the digest of the file at path, read in a stream: equal to Sum of its bytes,
+// in constant memory however large the file (a binary, a big guidance file).
+func SumFile(path string) (Digest, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	d, err := SumReader(f)
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", path, err)
+	}
+	return d, nil
 }
 
 // ParseDigest checks that s is a digest in canonical form (lowercase hex) and returns it.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/system"
 )
 
@@ -23,8 +24,11 @@ func newAuthCmd(e *env) *cobra.Command {
 		Short: "Store PROVIDER's API key, read from stdin (keys are never taken as arguments)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !known(args[0]) {
-				return fmt.Errorf("%w: unknown provider %q; known: %s", ErrUsage, args[0], strings.Join(system.Providers, ", "))
+			if args[0] == llm.ProviderScript {
+				return fmt.Errorf("%w: the script provider needs no key: it replays a local scenario file (rein --script FILE)", ErrUsage)
+			}
+			if !system.TakesKey(args[0]) {
+				return fmt.Errorf("%w: unknown provider %q; providers with keys: %s", ErrUsage, args[0], strings.Join(system.KeyedProviders(), ", "))
 			}
 			home, err := system.Home(e.getenv)
 			if err != nil {
@@ -49,10 +53,7 @@ func newAuthCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, p := range system.Providers {
-				if p == "script" {
-					continue
-				}
+			for _, p := range system.KeyedProviders() {
 				_, src, err := system.ResolveKey(home, p, "", e.getenv)
 				if err != nil {
 					return err
@@ -63,13 +64,4 @@ func newAuthCmd(e *env) *cobra.Command {
 		},
 	})
 	return c
-}
-
-func known(provider string) bool {
-	for _, p := range system.Providers {
-		if p == provider && p != "script" {
-			return true
-		}
-	}
-	return false
 }

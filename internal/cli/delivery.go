@@ -130,11 +130,12 @@ func runEnv(e *env) (delivery.Env, error) {
 	if err != nil {
 		return delivery.Env{}, err
 	}
-	data, err := os.ReadFile(exe)
+	// The binary is tens of megabytes: hash it in a stream, never holding it in memory.
+	digest, err := artifact.SumFile(exe)
 	if err != nil {
-		return delivery.Env{}, err
+		return delivery.Env{}, fmt.Errorf("hashing the rein binary for the run's harness record: %w", err)
 	}
-	return delivery.Env{Home: home, Harness: delivery.Harness{Version: version(), BinaryDigest: string(artifact.Sum(data))},
+	return delivery.Env{Home: home, Harness: delivery.Harness{Version: version(), BinaryDigest: string(digest)},
 		Workflow: delivery.DeliveryWorkflow(), Agents: stageAgents(e, home, nil)}, nil
 }
 

@@ -38,9 +38,6 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	root := newRoot(e)
 	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	code := ExitCode(err)
 	var reported *reportedError
@@ -74,30 +71,50 @@ through confined tools, until it is done or a budget is reached.
 		SilenceUsage:  true,
 		Args:          cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := mistypedCommand(cmd, o.print, args); err != nil {
+				return err
+			}
 			return runPrompt(e, o, args)
 		},
 	}
+	root.SetIn(e.stdin)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
 	root.SetVersionTemplate("rein {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w: %v (see rein --help)", ErrUsage, err)
 	})
 	o.register(root)
 	root.AddCommand(newModelsCmd(e), newAuthCmd(e), newDemoCmd(e), newSessionCmd(e), newContextCmd(e), newCompactCmd(e), newTrustCmd(e), newStatsCmd(e), newProfileCmd(e), newDeliveryRunCmd(e))
+	// cobra would add these when the command runs; adding them now puts them in the tree that
+	// usageArgs hardens and the README test walks. The completion command captures the output
+	// writer here, so SetOut comes first.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
 	usageArgs(root)
 	return root
 }
 
 // usageArgs makes every argument-count error of c and its subcommands a usage error. A command
-// that only groups subcommands takes no arguments, so a mistyped subcommand is refused.
+// that only groups subcommands takes no arguments, so a mistyped subcommand is refused, naming
+// the nearest subcommands; without arguments it shows its help, as cobra does.
 func usageArgs(c *cobra.Command) {
 	check := c.Args
-	if check == nil && c.HasSubCommands() {
-		check = cobra.NoArgs
+	if c.HasSubCommands() && c.HasParent() && (check == nil || !c.Runnable()) {
+		check = func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return unknownSubcommand(cmd, args)
+			}
+			return nil
+		}
+		if !c.Runnable() {
+			c.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
+		}
 	}
 	if check != nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if err := check(cmd, args); err != nil {
-				return fmt.Errorf("%w: %v (see %s --help)", ErrUsage, err, cmd.CommandPath())
+				return fmt.Errorf("%w: %w (see %s --help)", ErrUsage, err, cmd.CommandPath())
 			}
 			return nil
 		}

@@ -42,14 +42,8 @@ func SkillTreeDigest(dir string) (artifact.Digest, error) {
 	return artifact.Digest(artifact.DigestPrefix + fmt.Sprintf("%x", h.Sum(nil))), nil
 }
 
-// FileDigest is the sha256 of a file's bytes.
-func FileDigest(path string) (artifact.Digest, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	return artifact.Sum(data), nil
-}
+// FileDigest is the sha256 of a file's bytes, read in a stream.
+func FileDigest(path string) (artifact.Digest, error) { return artifact.SumFile(path) }
 
 // ProjectRoot returns the top of the git work tree holding dir, or dir itself (absolute).
 func ProjectRoot(dir string) (string, error) {

@@ -36,6 +36,21 @@ var envKeys = map[string]string{
 // EnvKey returns the environment variable that holds provider's key, or "".
 func EnvKey(provider string) string { return envKeys[provider] }
 
+// TakesKey reports whether provider is one that authenticates with an API key; the script
+// provider replays a local scenario file and takes none.
+func TakesKey(provider string) bool { return envKeys[provider] != "" }
+
+// KeyedProviders lists the providers that take an API key, in the order of Providers.
+func KeyedProviders() []string {
+	var out []string
+	for _, p := range Providers {
+		if TakesKey(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // KeySource says where a key came from, for status output (never the key itself).
 type KeySource string
 
@@ -95,8 +110,12 @@ func readAuth(home string) (map[string]authEntry, error) {
 	return entries, nil
 }
 
-// SaveKey stores provider's key in auth.json (mode 0600, written atomically).
+// SaveKey stores provider's key in auth.json (mode 0600, written atomically). A provider that
+// takes no key ([TakesKey]) is refused.
 func SaveKey(home, provider, key string) error {
+	if !TakesKey(provider) {
+		return fmt.Errorf("%w: provider %q takes no API key (providers with keys: %s)", ErrConfig, provider, strings.Join(KeyedProviders(), ", "))
+	}
 	key = strings.TrimSpace(key)
 	if key == "" {
 		return fmt.Errorf("%w: empty key for %s", ErrConfig, provider)

@@ -131,3 +131,20 @@ func TestSandboxSetting(t *testing.T) {
 		t.Errorf("project sandbox setting: %v", err)
 	}
 }
+
+// TestSaveKeyRefusesKeylessProviders: the script provider and unknown names take no key, so
+// none is ever written for them.
+func TestSaveKeyRefusesKeylessProviders(t *testing.T) {
+	home := t.TempDir()
+	for _, p := range []string{"script", "nope"} {
+		if err := SaveKey(home, p, "sk-x"); !errors.Is(err, ErrConfig) {
+			t.Errorf("SaveKey(%q): %v, want ErrConfig", p, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, AuthFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("auth.json written for a keyless provider (%v)", err)
+	}
+	if got := strings.Join(KeyedProviders(), ","); got != "anthropic,openai,openai-compat" {
+		t.Errorf("KeyedProviders() = %s", got)
+	}
+}
