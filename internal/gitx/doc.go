@@ -11,7 +11,7 @@
 //
 //	git --no-pager -c core.fsmonitor=false -c core.hooksPath=/dev/null -c diff.external=
 //	    -c core.pager=cat -c protocol.ext.allow=never -c core.quotePath=false -c color.ui=false
-//	    -c credential.helper= -c core.askPass= ARGS…
+//	    -c credential.helper= -c core.askPass= [driver overrides] ARGS…
 //
 // Command-line configuration outranks every configuration file, so these hold whatever the
 // system, global or repository configuration says:
@@ -19,7 +19,10 @@
 //     refreshes the index.
 //   - core.hooksPath=/dev/null: no hook (pre-commit, post-checkout, reference-transaction…) runs.
 //   - diff.external, core.pager (and --no-pager, which also covers pager.<cmd>): the commands
-//     git would start to show a diff or page output.
+//     git would start to show a diff or page output. The diff-family subcommands (diff, log,
+//     show, diff-files, diff-index, diff-tree, whatchanged) also get --no-ext-diff and
+//     --no-textconv right after the subcommand, so their output is git's own diff of the
+//     bytes, whatever diff.external or an attribute-selected driver says.
 //   - protocol.ext.allow=never: no ext:: transport (a remote URL that is a command line).
 //   - credential.helper=, core.askPass=: no helper or prompt program runs if an operation ever
 //     needs credentials; GIT_TERMINAL_PROMPT=0 makes git fail instead of asking.
@@ -35,8 +38,9 @@
 // runner lists those keys with their scope and overrides with an empty value each one defined
 // outside the system and global files — in the repository's .git/config, its worktree
 // configuration or a file they include. The user's own drivers (git-lfs's filter in
-// ~/.gitconfig) keep working. An empty filter is no filter; an empty diff, merge or signing
-// program makes git fail rather than run something. A key whose name git's -c syntax cannot
+// ~/.gitconfig) keep working. An empty filter is no filter; an empty merge or signing program
+// makes git fail rather than run something (a commit in a repository that asks for signing
+// fails unless the caller passes -c commit.gpgSign=false). A key whose name git's -c syntax cannot
 // express (it contains '=') makes the call fail with an error.
 //
 // Aliases need no neutralising: git never lets an alias shadow a built-in command, and rein

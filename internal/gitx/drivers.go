@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -22,18 +23,43 @@ const driverKeys = `^(filter\..+\.(clean|smudge|process)|diff\..+\.(textconv|com
 // trustedScopes are the configuration scopes the user owns.
 var trustedScopes = map[string]bool{"system": true, "global": true}
 
-// mayRunDrivers reports whether args' subcommand may run a driver.
-func mayRunDrivers(args []string) bool {
+// diffFamily are the subcommands that show diffs: they get --no-ext-diff and --no-textconv,
+// so the diff is git's own whatever diff.external or a driver says.
+var diffFamily = map[string]bool{
+	"diff": true, "log": true, "show": true, "diff-files": true, "diff-index": true,
+	"diff-tree": true, "whatchanged": true,
+}
+
+// subcommand returns the index and name of args' subcommand, skipping git's global options
+// (which must be written -c VALUE, -C VALUE or --opt=value); -1 when there is none.
+func subcommand(args []string) (int, string) {
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
 		case a == "-c" || a == "-C":
 			i++ // the option's value
 		case strings.HasPrefix(a, "-"):
 		default:
-			return !metadataOnly[a]
+			return i, a
 		}
 	}
-	return false // no subcommand: git only prints usage
+	return -1, ""
+}
+
+// withDiffOptions returns args with --no-ext-diff --no-textconv after a diff-family
+// subcommand, else args itself.
+func withDiffOptions(args []string) []string {
+	i, sub := subcommand(args)
+	if !diffFamily[sub] {
+		return args
+	}
+	return slices.Concat(args[:i+1], []string{"--no-ext-diff", "--no-textconv"}, args[i+1:])
+}
+
+// mayRunDrivers reports whether args' subcommand may run a driver (no subcommand: git only
+// prints usage).
+func mayRunDrivers(args []string) bool {
+	i, sub := subcommand(args)
+	return i >= 0 && !metadataOnly[sub]
 }
 
 // driverOverrides lists the driver keys configured outside the trusted scopes and returns the

@@ -91,9 +91,9 @@ func TestNoRepositoryCommandRuns(t *testing.T) {
 	_, err = g.Run(ctx, "status")
 	step("status (long form, pager.status set)", true, err)
 	_, err = g.Run(ctx, "log", "-p", "-1")
-	step("log -p", false, err) // the emptied textconv makes git refuse: fail closed
+	step("log -p", true, err)
 	_, err = g.Run(ctx, "diff", "HEAD")
-	step("diff", false, err)
+	step("diff", true, err)
 	if err := os.WriteFile(filepath.Join(h.Dir, "notes.txt"), []byte("changed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"time"
 
@@ -63,7 +64,7 @@ func (r Runner) Run(ctx context.Context, args ...string) ([]byte, error) {
 // exec is the one place that builds and starts a git process: hardening, then extra (driver
 // overrides), then args.
 func (r Runner) exec(ctx context.Context, extra, args []string) ([]byte, error) {
-	argv := append(append(append([]string{}, hardening...), extra...), args...)
+	argv := slices.Concat(hardening, extra, withDiffOptions(args))
 	cmd := exec.CommandContext(ctx, "git", argv...)
 	cmd.Dir = r.Dir
 	cmd.Env = environment()

@@ -191,3 +191,28 @@ func TestUnoverridableDriverRefused(t *testing.T) {
 		t.Errorf("ls-files (runs no driver) refused too: %v", err)
 	}
 }
+
+// TestDiffWithoutExternal: an emptied diff.external leaves git's own diff, not a failure.
+func TestDiffWithoutExternal(t *testing.T) {
+	ctx := context.Background()
+	g, dir := newRepo(t)
+	commit(t, g, map[string]string{"a.txt": "one\n"})
+	marker := filepath.Join(t.TempDir(), "external")
+	script := filepath.Join(t.TempDir(), "ext")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Run(ctx, "config", "diff.external", script); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := g.Output(ctx, "diff")
+	if err != nil || !strings.Contains(out, "+two") {
+		t.Errorf("diff = %q, %v; want git's own diff", out, err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the repository's diff.external ran")
+	}
+}
