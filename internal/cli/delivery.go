@@ -5,15 +5,49 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/internal/artifact"
+	"github.com/reinhq/rein/internal/gitx"
 	delivery "github.com/reinhq/rein/internal/run"
 	"github.com/reinhq/rein/internal/system"
 	"github.com/reinhq/rein/internal/telemetry"
 )
+
+const approverHelp = "who decides (default: git's user.name <user.email> in the project, else $USER)"
+
+// approverOr returns flag when it is set, else the git identity configured for the project
+// (`user.name <user.email>`, either part alone when only one is set), else $USER. With none
+// of them it is a usage error.
+func approverOr(e *env, root, flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	g := gitx.Runner{Dir: root}
+	// A git that is missing or fails leaves the identity unknown: fall back to $USER.
+	name, _, _ := g.ConfigGet(e.ctx, "user.name")
+	email, _, _ := g.ConfigGet(e.ctx, "user.email")
+	name, email = strings.TrimSpace(name), strings.TrimSpace(email)
+	if strings.ContainsFunc(name+email, unicode.IsControl) {
+		return "", fmt.Errorf("%w: git's user.name or user.email holds control characters; pass --approver NAME", ErrUsage)
+	}
+	switch {
+	case name != "" && email != "":
+		return name + " <" + email + ">", nil
+	case name != "":
+		return name, nil
+	case email != "":
+		return email, nil
+	}
+	if u := strings.TrimSpace(e.getenv("USER")); u != "" {
+		return u, nil
+	}
+	return "", fmt.Errorf("%w: no approver: pass --approver NAME, or set git's user.name and user.email, or $USER", ErrUsage)
+}
 
 // projectRoot is the git work tree holding the current directory, or the directory itself.
 func projectRoot() (string, error) { return delivery.ProjectRoot(".") }
@@ -101,13 +135,11 @@ A run starts only on a valid profile whose approval names its current digest.`,
 			if err != nil {
 				return err
 			}
-			if approver == "" {
-				approver = e.getenv("USER")
+			who, err := approverOr(e, root, approver)
+			if err != nil {
+				return err
 			}
-			if approver == "" {
-				return fmt.Errorf("%w: name the approver with --approver", ErrUsage)
-			}
-			a, err := delivery.Approve(root, approver, time.Now())
+			a, err := delivery.Approve(root, who, time.Now())
 			if err != nil {
 				return err
 			}
@@ -115,7 +147,7 @@ A run starts only on a valid profile whose approval names its current digest.`,
 			return nil
 		},
 	}
-	approveCmd.Flags().StringVar(&approver, "approver", "", "who approves (default $USER)")
+	approveCmd.Flags().StringVar(&approver, "approver", "", approverHelp)
 	c.AddCommand(initCmd, validateCmd, showCmd, approveCmd)
 	return c
 }
@@ -332,13 +364,11 @@ continue), status and abort.`,
 	clarify.Flags().StringVar(&answersFile, "answers", "", "the answers file")
 	var gate, digest, reason, by string
 	who := func() (string, error) {
-		if by == "" {
-			by = e.getenv("USER")
+		root, err := projectRoot()
+		if err != nil {
+			return "", err
 		}
-		if by == "" {
-			return "", fmt.Errorf("%w: name who decides with --approver", ErrUsage)
-		}
-		return by, nil
+		return approverOr(e, root, by)
 	}
 	approve := &cobra.Command{
 		Use: "approve RUN --gate spec|ticket-plan --digest SHA256", Short: "Approve a gate's artifact, bound to its digest",
@@ -382,13 +412,13 @@ continue), status and abort.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "rejected gate %s; reason recorded as %s (digest %s); `rein run next` runs %s again\n", gate, ref.Path, ref.Digest, delivery.GateStage(gate))
+			fmt.Fprintf(e.stdout, "rejected gate %s; reason recorded as %s (digest %s) by %s; `rein run next` runs %s again\n", gate, ref.Path, ref.Digest, who, delivery.GateStage(gate))
 			return nil
 		},
 	}
 	for _, c := range []*cobra.Command{approve, reject} {
 		c.Flags().StringVar(&gate, "gate", "", "the gate (spec or ticket-plan)")
-		c.Flags().StringVar(&by, "approver", "", "who decides (default $USER)")
+		c.Flags().StringVar(&by, "approver", "", approverHelp)
 	}
 	approve.Flags().StringVar(&digest, "digest", "", "the digest of the artifact approved (sha256:…)")
 	reject.Flags().StringVar(&reason, "reason", "", "why the artifact is rejected")

@@ -1,9 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/internal/gitx"
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/system"
@@ -46,10 +47,11 @@ or API key. Exit status 0 only if the tests really pass at the end.`,
 }
 
 func runDemo(e *env, keep bool) error {
-	for _, bin := range []string{"git", "go"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			return fmt.Errorf("%w: rein demo needs %s on PATH", ErrUsage, bin)
-		}
+	if _, err := (gitx.Runner{}).Run(e.ctx, "version"); errors.Is(err, gitx.ErrNoGit) {
+		return fmt.Errorf("%w: rein demo needs git on PATH: %w", ErrUsage, err)
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		return fmt.Errorf("%w: rein demo needs go on PATH", ErrUsage)
 	}
 	base, err := os.MkdirTemp("", "rein-demo-")
 	if err != nil {
@@ -88,14 +90,16 @@ func runDemo(e *env, keep bool) error {
 	}
 
 	fmt.Fprintf(out, "\nfinal diff:\n")
-	diff, err := git(e.ctx, repo, "add", "-A")
+	g := gitx.Runner{Dir: repo}
+	_, err = g.Run(e.ctx, "add", "-A")
+	var diff []byte
 	if err == nil {
-		diff, err = git(e.ctx, repo, "diff", "--cached", "--no-color")
+		diff, err = g.Run(e.ctx, "diff", "--cached", "--no-color")
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprint(out, diff)
+	fmt.Fprintf(out, "%s", diff)
 
 	check := exec.CommandContext(e.ctx, "go", "test", "./...")
 	check.Dir = repo
@@ -141,22 +145,11 @@ func setupDemoRepo(ctx context.Context, repo string) error {
 		{"add", "-A"},
 		{"-c", "user.name=rein demo", "-c", "user.email=demo@rein.invalid", "commit", "-q", "-m", "stats: tests for Mean"},
 	} {
-		if _, err := git(ctx, repo, args...); err != nil {
+		if _, err := (gitx.Runner{Dir: repo}).Run(ctx, args...); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return stdout.String(), nil
 }
 
 // demoObserver prints one line per tool call and result.

@@ -155,7 +155,7 @@ func (r *Run) gateReport(s WorkflowStage, st *artifact.Report) GateReport {
 		g.Detail = fmt.Sprintf("the earlier approval of %s no longer applies: the run went back to %s", ds[len(ds)-1].Digest, r.Stage)
 	} else if len(ds) > 0 && ds[len(ds)-1].Decision == GateApproved {
 		d := ds[len(ds)-1]
-		g.State, g.Digest = GateApproved, string(d.Digest)
+		g.State, g.Digest, g.By = GateApproved, string(d.Digest), d.By
 		if st != nil {
 			for _, a := range st.Invalid() {
 				if a.ID != s.Gate {
@@ -176,7 +176,7 @@ func (r *Run) gateReport(s WorkflowStage, st *artifact.Report) GateReport {
 			g.State, g.Digest = "awaiting approval", string(art.Digest)
 		}
 	} else if len(ds) > 0 {
-		g.State, g.Digest = GateRejected, string(ds[len(ds)-1].Digest)
+		g.State, g.Digest, g.By = GateRejected, string(ds[len(ds)-1].Digest), ds[len(ds)-1].By
 	}
 	return g
 }

@@ -1,17 +1,17 @@
 package run
 
 import (
-	"bytes"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/reinhq/rein/internal/artifact"
+	"github.com/reinhq/rein/internal/gitx"
 )
 
 // SkillTreeDigest is the digest of the directory tree at dir (see the package doc).
@@ -47,21 +47,10 @@ func FileDigest(path string) (artifact.Digest, error) { return artifact.SumFile(
 
 // ProjectRoot returns the top of the git work tree holding dir, or dir itself (absolute).
 func ProjectRoot(dir string) (string, error) {
-	if out, err := git(dir, "rev-parse", "--show-toplevel"); err == nil && out != "" {
-		return out, nil
+	if top, err := (gitx.Runner{Dir: dir}).TopLevel(context.Background()); err == nil && top != "" {
+		return top, nil
 	}
 	return filepath.Abs(dir)
-}
-
-// git runs git -C dir args and returns its trimmed stdout.
-func git(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
-	}
-	return strings.TrimSpace(out.String()), nil
 }
 
 // summary returns the requirement's first heading, else its first non-empty line, cut at 120

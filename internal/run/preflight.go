@@ -1,11 +1,14 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/reinhq/rein/internal/gitx"
 )
 
 // Check is one Preflight check: ok, failed or unknown.
@@ -79,12 +82,13 @@ func Preflight(project string, lock Lock, snap Snapshot) PreflightResult {
 	if snap.Summary == "" {
 		gap("requirement-summary", "snapshot", true, "the requirement has no heading or first line to summarize it")
 	}
-	if !isGitRepo(project) {
+	ctx, repo := context.Background(), gitx.Runner{Dir: project}
+	if !repo.IsRepo(ctx) {
 		check("git", "unknown", "not a git repository")
 		gap("git-repository", "preflight", true, "the project is not a git repository: no delivery branch or ticket worktrees can be made")
 		return r
 	}
-	if out, err := git(project, "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude).rein"); err != nil {
+	if out, err := repo.Output(ctx, "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude).rein"); err != nil {
 		check("git-clean", "unknown", err.Error())
 		gap("git-clean", "preflight", false, "could not tell whether the work tree is clean")
 	} else if out != "" {
@@ -93,11 +97,11 @@ func Preflight(project string, lock Lock, snap Snapshot) PreflightResult {
 	} else {
 		check("git-clean", "ok", "tracked files are clean")
 	}
-	if _, err := git(project, "rev-parse", "--verify", "--quiet", "HEAD"); err != nil {
+	if _, err := repo.Head(ctx); err != nil {
 		check("git-head", "unknown", "the repository has no commit")
 		gap("git-head", "preflight", true, "the repository has no commit to branch from")
 	}
-	if _, err := git(project, "rev-parse", "--verify", "--quiet", "refs/heads/"+snap.Branch); err == nil {
+	if _, err := repo.Run(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+snap.Branch); err == nil {
 		check("branch", "unknown", "branch "+snap.Branch+" exists")
 		gap("branch-exists", "preflight", true, "the delivery branch "+snap.Branch+" already exists; say whether the run may build on it")
 	} else {

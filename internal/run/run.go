@@ -18,6 +18,7 @@ import (
 	"github.com/reinhq/rein/internal/agentspec"
 	"github.com/reinhq/rein/internal/artifact"
 	"github.com/reinhq/rein/internal/atomicfile"
+	"github.com/reinhq/rein/internal/gitx"
 	"github.com/reinhq/rein/internal/ledger"
 )
 
@@ -153,7 +154,8 @@ func Start(env Env, o StartOptions) (string, error) {
 	if o.Branch == "" {
 		o.Branch = "rein/" + id
 	}
-	if _, err := git(o.Project, "check-ref-format", "--branch", o.Branch); err != nil && isGitRepo(o.Project) {
+	repo := gitx.Runner{Dir: o.Project}
+	if _, err := repo.Run(context.Background(), "check-ref-format", "--branch", o.Branch); err != nil && repo.IsRepo(context.Background()) {
 		return "", fmt.Errorf("%w: --branch %q is not a valid branch name", ErrUsage, o.Branch)
 	}
 	reqPath, err := projectPath(o.Project, o.Requirement)
@@ -174,7 +176,7 @@ func Start(env Env, o StartOptions) (string, error) {
 		lock.Skills = append(lock.Skills, LockedSkill{Skill: s, TreeDigest: d})
 	}
 	version := "untracked"
-	if head, err := git(o.Project, "rev-parse", "HEAD"); err == nil {
+	if head, err := repo.Head(context.Background()); err == nil {
 		version = "git:" + head
 	}
 	snap := Snapshot{Source: "file", Path: reqPath, Version: version, ContentDigest: artifact.Sum(req), Summary: summary(req), Branch: o.Branch}
@@ -360,11 +362,6 @@ func writeImmutable(path string, data []byte) error {
 		return err
 	}
 	return nil
-}
-
-func isGitRepo(dir string) bool {
-	_, err := git(dir, "rev-parse", "--git-dir")
-	return err == nil
 }
 
 // lookCommand says whether argv[0] resolves: a path (relative to the project) or a PATH name.

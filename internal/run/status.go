@@ -46,6 +46,7 @@ type GateReport struct {
 	Stage  string `json:"stage"`
 	State  string `json:"state"` // pending, awaiting approval, approved, rejected, stale
 	Digest string `json:"digest,omitempty"`
+	By     string `json:"by,omitempty"` // who made the decision the state reports
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -191,7 +192,11 @@ func (rep *Report) WriteText(w io.Writer) {
 		if d == "" {
 			d = "-"
 		}
-		fmt.Fprintf(w, "gate: %s (%s) %s %s\n", g.Gate, g.Stage, g.State, d)
+		by := ""
+		if g.By != "" {
+			by = " by " + g.By
+		}
+		fmt.Fprintf(w, "gate: %s (%s) %s %s%s\n", g.Gate, g.Stage, g.State, d, by)
 		if g.Detail != "" {
 			fmt.Fprintf(w, "  %s\n", g.Detail)
 		}

@@ -1,15 +1,11 @@
 package fstool
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
@@ -18,6 +14,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/reinhq/rein/internal/gitx"
 	"github.com/reinhq/rein/internal/tool"
 )
 
@@ -52,7 +49,7 @@ type findTool struct{ ws *tool.Workspace }
 // and untracked files, .gitignore and the other standard excludes applied; tracked files
 // deleted from disk are dropped) plus their parent directories. Outside one, or when git is
 // unavailable, a walk of the directory that skips .git and does not follow symbolic links.
-// git runs with core.fsmonitor off and without inherited GIT_DIR-like variables. At most limit
+// git runs through gitx, so nothing the repository configures runs as a command. At most limit
 // results (default [DefaultFindLimit]) and [tool.MaxBytes] of output. Replay: safe.
 func Find(ws *tool.Workspace) tool.Tool { return &findTool{ws: ws} }
 
@@ -158,62 +155,27 @@ func (t *findTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	return res, nil
 }
 
-// gitEnvDrop lists variables that would point git at another repository or index.
-var gitEnvDrop = []string{"GIT_DIR=", "GIT_WORK_TREE=", "GIT_INDEX_FILE=", "GIT_OBJECT_DIRECTORY=",
-	"GIT_ALTERNATE_OBJECT_DIRECTORIES=", "GIT_COMMON_DIR=", "GIT_NAMESPACE=", "GIT_CEILING_DIRECTORIES=",
-	"GIT_DISCOVERY_ACROSS_FILESYSTEM="}
-
 // gitFiles lists the files under dir that git does not ignore, as slash paths relative to
 // dir, and the directories that contain them. It fails when dir is not in a git work tree.
 func gitFiles(ctx context.Context, dir string) (files, dirs []string, err error) {
-	cmd := exec.CommandContext(ctx, "git", "-c", "core.fsmonitor=false", "-c", "core.quotePath=false",
-		"ls-files", "-co", "--exclude-standard", "-z")
-	cmd.Dir = dir
-	for _, kv := range os.Environ() {
-		if !slicesHasPrefix(gitEnvDrop, kv) {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
+	names, err := gitx.Runner{Dir: dir}.LsFiles(ctx, "-co", "--exclude-standard")
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, nil, err
 	}
 	seenFile := map[string]bool{}
 	seenDir := map[string]bool{}
-	br := bufio.NewReader(out)
-	for {
-		name, rerr := br.ReadString(0)
-		name = strings.TrimSuffix(name, "\x00")
-		if name != "" && !seenFile[name] {
-			seenFile[name] = true
-			files = append(files, name)
-			for d := path.Dir(name); d != "." && !seenDir[d]; d = path.Dir(d) {
-				seenDir[d] = true
-				dirs = append(dirs, d)
-			}
+	for _, name := range names {
+		if seenFile[name] {
+			continue
 		}
-		if rerr != nil {
-			break
+		seenFile[name] = true
+		files = append(files, name)
+		for d := path.Dir(name); d != "." && !seenDir[d]; d = path.Dir(d) {
+			seenDir[d] = true
+			dirs = append(dirs, d)
 		}
-	}
-	if err := cmd.Wait(); err != nil {
-		return nil, nil, fmt.Errorf("git ls-files: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	return files, dirs, nil
-}
-
-func slicesHasPrefix(prefixes []string, s string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // walkFiles lists the files and directories under rel through the workspace root, skipping

@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/reinhq/rein/internal/gitx"
 )
 
 // native is the pure-Go backend.
@@ -90,17 +91,14 @@ func listFiles(ctx context.Context, dir string, root *os.Root, rel string) ([]st
 // for a directory named explicitly).
 func gitFiles(ctx context.Context, dir string, root *os.Root, rel string) (files []string, ok bool) {
 	abs := filepath.Join(dir, filepath.FromSlash(rel))
-	out, err := git(ctx, abs, "ls-files", "-co", "--exclude-standard", "-z")
+	entries, err := gitx.Runner{Dir: abs}.LsFiles(ctx, "-co", "--exclude-standard")
 	if err != nil {
 		return nil, false
 	}
-	if len(out) == 0 && ignored(ctx, abs) {
+	if len(entries) == 0 && ignored(ctx, abs) {
 		return nil, false
 	}
-	for _, e := range strings.Split(string(out), "\x00") {
-		if e == "" {
-			continue
-		}
+	for _, e := range entries {
 		p := path.Join(rel, strings.TrimSuffix(e, "/"))
 		if underGit(p, rel) {
 			continue
@@ -125,20 +123,8 @@ func gitFiles(ctx context.Context, dir string, root *os.Root, rel string) (files
 
 // ignored reports whether git ignores the directory abs.
 func ignored(ctx context.Context, abs string) bool {
-	_, err := git(ctx, filepath.Dir(abs), "check-ignore", "-q", "--", filepath.Base(abs))
+	_, err := gitx.Runner{Dir: filepath.Dir(abs)}.Run(ctx, "check-ignore", "-q", "--", filepath.Base(abs))
 	return err == nil
-}
-
-// gitEnvOverrides are variables that would point git at another repository.
-var gitEnvOverrides = []string{"GIT_DIR=", "GIT_WORK_TREE=", "GIT_INDEX_FILE=", "GIT_COMMON_DIR=", "GIT_OBJECT_DIRECTORY=", "GIT_NAMESPACE="}
-
-func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.fsmonitor=false", "-c", "core.quotepath=false"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return slices.ContainsFunc(gitEnvOverrides, func(p string) bool { return strings.HasPrefix(kv, p) })
-	})
-	return cmd.Output()
 }
 
 // underGit reports whether p lies in a .git directory below the search root.
