@@ -46,6 +46,9 @@ var exitTable = []struct {
 		return errors.Is(err, ErrBlocked) || errors.Is(err, kernel.ErrNeedsApproval) || errors.Is(err, kernel.ErrHookBlocked) ||
 			errors.Is(err, system.ErrTrustRequired) || errors.Is(err, delivery.ErrBlocked) || errors.Is(err, delivery.ErrNotApproved)
 	}, ExitBlocked},
+	// A failed check is the verdict of the command that exists to make it; the cause it found
+	// (a torn tail for rein session verify) does not change the code.
+	{func(err error) bool { return errors.Is(err, ErrCheckFailed) }, ExitCheckFailed},
 	{func(err error) bool {
 		for _, s := range []error{ledger.ErrCorrupt, ledger.ErrLocked, ledger.ErrRollback, ledger.ErrIncomplete,
 			ledger.ErrFaulted, ledger.ErrTornTail, ledger.ErrUnsupportedVersion, session.ErrBusy} {
@@ -55,7 +58,6 @@ var exitTable = []struct {
 		}
 		return false
 	}, ExitSession},
-	{func(err error) bool { return errors.Is(err, ErrCheckFailed) }, ExitCheckFailed},
 	{func(err error) bool { _, ok := errors.AsType[*llm.Error](err); return ok }, ExitModel},
 	{func(err error) bool {
 		return errors.Is(err, ErrUsage) || errors.Is(err, system.ErrConfig) || errors.Is(err, llm.ErrBadModelsFile) ||

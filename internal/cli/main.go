@@ -79,7 +79,7 @@ through confined tools, until it is done or a budget is reached.
 	}
 	root.SetVersionTemplate("rein {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fmt.Errorf("%w: %v (see rein --help)", ErrUsage, err)
+		return fmt.Errorf("%w: %w (see rein --help)", ErrUsage, err)
 	})
 	o.register(root)
 	root.AddCommand(newModelsCmd(e), newAuthCmd(e), newDemoCmd(e), newSessionCmd(e), newContextCmd(e), newCompactCmd(e), newTrustCmd(e), newStatsCmd(e), newProfileCmd(e), newDeliveryRunCmd(e))
@@ -97,7 +97,7 @@ func usageArgs(c *cobra.Command) {
 	if check != nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if err := check(cmd, args); err != nil {
-				return fmt.Errorf("%w: %v (see %s --help)", ErrUsage, err, cmd.CommandPath())
+				return fmt.Errorf("%w: %w (see %s --help)", ErrUsage, err, cmd.CommandPath())
 			}
 			return nil
 		}

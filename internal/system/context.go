@@ -61,7 +61,7 @@ func openProject(o Options, dir string, tools *tool.Set, est contextpack.Estimat
 		case o.Confirm != nil:
 			yes, err := o.Confirm(trustQuestion(root, resources))
 			if err != nil {
-				return nil, fmt.Errorf("%w: asking whether to trust %s: %v", ErrTrustRequired, root, err)
+				return nil, fmt.Errorf("%w: asking whether to trust %s: %w", ErrTrustRequired, root, err)
 			}
 			if yes {
 				if err := SetTrust(o.Home, root, TrustAllow); err != nil {
@@ -155,11 +155,11 @@ func Inspect(o Options, prompt string) (*Context, error) {
 	}
 	reg := llm.NewRegistry()
 	if err := reg.LoadOverrides(filepath.Join(o.Home, "models.json")); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	ws, err := tool.OpenWorkspace(o.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	defer ws.Close()
 	c := &Context{}
