@@ -72,7 +72,7 @@ func ParseScript(data []byte) (*Script, error) {
 			}
 			var obj map[string]any
 			if err := json.Unmarshal(t.Calls[j].Args, &obj); err != nil {
-				return nil, fmt.Errorf("mock: script: turn %d call %d: args must be a JSON object: %v", k+1, j+1, err)
+				return nil, fmt.Errorf("mock: script: turn %d call %d: args must be a JSON object: %w", k+1, j+1, err)
 			}
 		}
 		n := max(t.Repeat, 1)

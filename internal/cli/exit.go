@@ -3,25 +3,30 @@ package cli
 import (
 	"context"
 	"errors"
+	"slices"
 
+	"github.com/reinhq/rein/internal/artifact"
+	"github.com/reinhq/rein/internal/contextpack"
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/ledger"
 	"github.com/reinhq/rein/internal/llm"
 	delivery "github.com/reinhq/rein/internal/run"
+	"github.com/reinhq/rein/internal/sandbox"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/system"
+	"github.com/reinhq/rein/internal/telemetry"
 )
 
 // Exit codes. They are documented in the README; keep the two in step.
 const (
 	ExitOK          = 0   // the run completed
-	ExitInternal    = 1   // an unexpected failure, including a failure to record the session
+	ExitInternal    = 1   // an unexpected failure: a bug in rein, or a failure no other code names
 	ExitUsage       = 2   // bad flags, arguments or configuration
 	ExitModel       = 3   // the model or provider failed (after retries)
 	ExitBlocked     = 4   // blocked by policy (trust, permissions, a hook)
 	ExitBudget      = 5   // a budget (--max-turns, --max-cost) was exhausted
 	ExitCheckFailed = 6   // a check the command exists to make failed (e.g. rein demo's tests)
-	ExitSession     = 7   // the session ledger cannot be used: corrupt, locked, rolled back, or a write failed
+	ExitSession     = 7   // the session ledger (or a run's recorded artifacts) cannot be used: corrupt, locked, rolled back, or a write failed
 	ExitInterrupted = 130 // interrupted (SIGINT, SIGTERM, abort)
 )
 
@@ -35,34 +40,31 @@ var (
 	ErrCheckFailed = errors.New("check failed")
 )
 
-// exitTable maps errors to exit codes; the first match wins.
+// exitTable maps conditions to exit codes. ExitCode walks an error's chain from the outside in
+// and the first error that one of these names decides, so the condition a caller wrapped
+// around a cause wins over the cause (rein session verify's failed check over the torn tail it
+// found; a usage error over the malformed file behind it). Only an interruption anywhere in
+// the chain wins over everything. Each row's conditions are listed in the README's table.
 var exitTable = []struct {
-	match func(error) bool
-	code  int
+	code      int
+	sentinels []error
+	typed     func(error) bool // the error itself is of a type that decides
 }{
-	{func(err error) bool { return errors.Is(err, kernel.ErrAborted) || errors.Is(err, context.Canceled) }, ExitInterrupted},
-	{func(err error) bool { _, ok := errors.AsType[*kernel.BudgetError](err); return ok }, ExitBudget},
-	{func(err error) bool {
-		return errors.Is(err, ErrBlocked) || errors.Is(err, kernel.ErrNeedsApproval) || errors.Is(err, kernel.ErrHookBlocked) ||
-			errors.Is(err, system.ErrTrustRequired) || errors.Is(err, delivery.ErrBlocked) || errors.Is(err, delivery.ErrNotApproved)
-	}, ExitBlocked},
-	{func(err error) bool {
-		for _, s := range []error{ledger.ErrCorrupt, ledger.ErrLocked, ledger.ErrRollback, ledger.ErrIncomplete,
-			ledger.ErrFaulted, ledger.ErrTornTail, ledger.ErrUnsupportedVersion, session.ErrBusy} {
-			if errors.Is(err, s) {
-				return true
-			}
-		}
-		return false
-	}, ExitSession},
-	{func(err error) bool { return errors.Is(err, ErrCheckFailed) }, ExitCheckFailed},
-	{func(err error) bool { _, ok := errors.AsType[*llm.Error](err); return ok }, ExitModel},
-	{func(err error) bool {
-		return errors.Is(err, ErrUsage) || errors.Is(err, system.ErrConfig) || errors.Is(err, llm.ErrBadModelsFile) ||
-			errors.Is(err, system.ErrAuthPermissions) || errors.Is(err, system.ErrNoSession) || errors.Is(err, session.ErrBadForkPoint) ||
-			errors.Is(err, delivery.ErrInvalidProfile) || errors.Is(err, delivery.ErrNoProfile) || errors.Is(err, delivery.ErrNoRun) ||
-			errors.Is(err, delivery.ErrUsage) || errors.Is(err, delivery.ErrFinished) || errors.Is(err, delivery.ErrNotRunnable)
-	}, ExitUsage},
+	{code: ExitBudget, typed: func(err error) bool { _, ok := err.(*kernel.BudgetError); return ok }},
+	{code: ExitBlocked, sentinels: []error{ErrBlocked, kernel.ErrNeedsApproval, kernel.ErrHookBlocked,
+		kernel.ErrCompactionCancelled, system.ErrTrustRequired, delivery.ErrBlocked, delivery.ErrNotApproved}},
+	{code: ExitCheckFailed, sentinels: []error{ErrCheckFailed}},
+	{code: ExitSession, sentinels: []error{ledger.ErrCorrupt, ledger.ErrLocked, ledger.ErrRollback, ledger.ErrIncomplete,
+		ledger.ErrFaulted, ledger.ErrTornTail, ledger.ErrUnsupportedVersion, ledger.ErrBlobDigest, session.ErrBusy,
+		artifact.ErrMismatch, artifact.ErrCorrupt, artifact.ErrNotFound}},
+	{code: ExitModel, typed: func(err error) bool { _, ok := err.(*llm.Error); return ok }},
+	{code: ExitUsage, sentinels: []error{ErrUsage, system.ErrConfig, system.ErrAuthPermissions, system.ErrNoSession,
+		telemetry.ErrConfig, sandbox.ErrUnavailable, llm.ErrBadModelsFile, session.ErrBadForkPoint,
+		kernel.ErrNothingToContinue, contextpack.ErrNothingToCompact,
+		delivery.ErrInvalidProfile, delivery.ErrNoProfile, delivery.ErrNoRun, delivery.ErrUsage, delivery.ErrFinished,
+		delivery.ErrNotRunnable,
+		artifact.ErrMalformed, artifact.ErrInvalidDigest, artifact.ErrInvalidReference, artifact.ErrOutsideRoots,
+		artifact.ErrMissing, artifact.ErrNotRegular, artifact.ErrUnreadable, artifact.ErrTooLarge, artifact.ErrInvalidGraph}},
 }
 
 // ExitCode returns the documented exit code for err.
@@ -70,10 +72,49 @@ func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK
 	}
-	for _, e := range exitTable {
-		if e.match(err) {
-			return e.code
+	if errors.Is(err, kernel.ErrAborted) || errors.Is(err, context.Canceled) {
+		return ExitInterrupted
+	}
+	code := ExitInternal
+	walk(err, func(e error) bool {
+		for _, row := range exitTable {
+			if row.typed != nil && row.typed(e) || slices.ContainsFunc(row.sentinels, func(s error) bool { return is(e, s) }) {
+				code = row.code
+				return false
+			}
+		}
+		return true
+	})
+	return code
+}
+
+// is reports whether e itself (not what it wraps) is the sentinel s.
+func is(e, s error) bool {
+	if e == s {
+		return true
+	}
+	m, ok := e.(interface{ Is(error) bool })
+	return ok && m.Is(s)
+}
+
+// walk calls visit on err and the errors it wraps, depth first, outermost first, until visit
+// returns false. It reports whether the walk went to the end.
+func walk(err error, visit func(error) bool) bool {
+	if err == nil {
+		return true
+	}
+	if !visit(err) {
+		return false
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return walk(u.Unwrap(), visit)
+	case interface{ Unwrap() []error }:
+		for _, c := range u.Unwrap() {
+			if !walk(c, visit) {
+				return false
+			}
 		}
 	}
-	return ExitInternal
+	return true
 }

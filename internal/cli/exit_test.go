@@ -3,12 +3,20 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/reinhq/rein/internal/artifact"
 	"github.com/reinhq/rein/internal/cli"
+	"github.com/reinhq/rein/internal/kernel"
+	"github.com/reinhq/rein/internal/ledger"
+	"github.com/reinhq/rein/internal/llm"
+	delivery "github.com/reinhq/rein/internal/run"
+	"github.com/reinhq/rein/internal/system"
 )
 
 // TestExitCodes pins the documented exit code of each kind of failure.
@@ -93,5 +101,34 @@ func TestExitCodesOfPolicy(t *testing.T) {
 	}
 	if got := run("--script", "force.yaml", "--no-session", "--no-trust", "-p", "hi"); got != cli.ExitOK {
 		t.Errorf("--no-trust: exit %d, want %d", got, cli.ExitOK)
+	}
+}
+
+// TestExitCodePrecedence pins how a chain of several conditions maps to one code: the
+// outermost condition the table names decides, a condition without a code of its own lets its
+// cause decide, and an interruption anywhere wins.
+func TestExitCodePrecedence(t *testing.T) {
+	modelErr := &llm.Error{Kind: llm.KindAuth, Status: 401, Message: "bad key"}
+	cases := []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"a failed check over the torn tail it found", fmt.Errorf("%w: torn: %w", cli.ErrCheckFailed, ledger.ErrTornTail), cli.ExitCheckFailed},
+		{"a usage error over a changed artifact", fmt.Errorf("%w: requirement: %w", delivery.ErrUsage, artifact.ErrMismatch), cli.ExitUsage},
+		{"a changed artifact alone", fmt.Errorf("stage pack: %w", artifact.ErrMismatch), cli.ExitSession},
+		{"a compaction failed by the model", fmt.Errorf("%w: %w", kernel.ErrCompactionFailed, modelErr), cli.ExitModel},
+		{"a compaction cancelled by a hook", fmt.Errorf("%w: not now", kernel.ErrCompactionCancelled), cli.ExitBlocked},
+		{"a model error of a turn", &kernel.ModelError{Turn: 2, Err: modelErr}, cli.ExitModel},
+		{"a failed record", &kernel.RecordError{Err: fmt.Errorf("append: %w", ledger.ErrFaulted)}, cli.ExitSession},
+		{"a derived sentinel", fmt.Errorf("approve: %w", delivery.ErrGateDigest), cli.ExitUsage},
+		{"a joined refusal", errors.Join(errors.New("first"), cli.ErrBlocked), cli.ExitBlocked},
+		{"an interruption under a configuration error", fmt.Errorf("%w: reading: %w", system.ErrConfig, context.Canceled), cli.ExitInterrupted},
+		{"nothing the table names", fmt.Errorf("x: %w", errors.New("plain")), cli.ExitInternal},
+	}
+	for _, c := range cases {
+		if got := cli.ExitCode(c.err); got != c.want {
+			t.Errorf("%s: exit %d, want %d (%v)", c.name, got, c.want, c.err)
+		}
 	}
 }

@@ -82,7 +82,7 @@ through confined tools, until it is done or a budget is reached.
 	root.SetErr(e.stderr)
 	root.SetVersionTemplate("rein {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fmt.Errorf("%w: %v (see rein --help)", ErrUsage, err)
+		return fmt.Errorf("%w: %w (see rein --help)", ErrUsage, err)
 	})
 	o.register(root)
 	root.AddCommand(newModelsCmd(e), newAuthCmd(e), newDemoCmd(e), newSessionCmd(e), newContextCmd(e), newCompactCmd(e), newTrustCmd(e), newStatsCmd(e), newProfileCmd(e), newDeliveryRunCmd(e))

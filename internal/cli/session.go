@@ -84,7 +84,10 @@ func newSessionCmd(e *env) *cobra.Command {
 			}
 			rep, err := ledger.Verify(sd.Dir, ledger.Options{})
 			if errors.Is(err, ledger.ErrTornTail) || err == nil && rep.Torn != nil {
-				return fmt.Errorf("%w: session %s ends in a torn record (a write cut short by a crash): %v; run: rein session repair %s", ErrCheckFailed, sd.ID, err, sd.ID)
+				if err == nil {
+					err = ledger.ErrTornTail
+				}
+				return fmt.Errorf("%w: session %s ends in a torn record (a write cut short by a crash): %w; run: rein session repair %s", ErrCheckFailed, sd.ID, err, sd.ID)
 			}
 			if err != nil {
 				return fmt.Errorf("session %s does not verify: %w", sd.ID, err)

@@ -50,7 +50,7 @@ read is named on stderr and left out.`,
 			dim := telemetry.Dimension(by)
 			costs := telemetry.NewCosts(time.Local)
 			if _, err := costs.Rows(dim); err != nil {
-				return fmt.Errorf("%w: --by: %v", ErrUsage, err)
+				return fmt.Errorf("%w: --by: %w", ErrUsage, err)
 			}
 			home, cwd, err := homeCwd(e)
 			if err != nil {

@@ -15,7 +15,7 @@ const traceUsage = "export OpenTelemetry spans: otlp (OTLP/HTTP JSON, configured
 // checkTrace validates a --trace value.
 func checkTrace(spec string) error {
 	if err := telemetry.CheckExporter(spec); err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	return nil
 }
@@ -26,7 +26,7 @@ func checkTrace(spec string) error {
 func startTracer(e *env, spec string) (*telemetry.Tracer, func(), error) {
 	t, err := telemetry.New(e.ctx, telemetry.Config{Exporter: spec, Stderr: e.stderr, Getenv: e.getenv, Version: version()})
 	if errors.Is(err, telemetry.ErrConfig) {
-		return nil, nil, fmt.Errorf("%w: %v", system.ErrConfig, err)
+		return nil, nil, fmt.Errorf("%w: %w", system.ErrConfig, err)
 	}
 	if err != nil {
 		return nil, nil, err

@@ -192,7 +192,7 @@ func (r *run) loop(prompt *llm.Message) error {
 
 	for {
 		if err := r.ctx.Err(); err != nil {
-			return fmt.Errorf("%w before turn %d: %v", ErrAborted, r.out.Turns+1, err)
+			return fmt.Errorf("%w before turn %d: %w", ErrAborted, r.out.Turns+1, err)
 		}
 		if err := r.checkBudget(); err != nil {
 			return err

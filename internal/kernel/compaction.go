@@ -73,7 +73,7 @@ func (r *run) compact(turn int, instructions string) error {
 		if serr := r.settle(Settlement{IntentID: intent.ID}); serr != nil {
 			return serr
 		}
-		return fmt.Errorf("%w: %v", ErrCompactionFailed, err)
+		return fmt.Errorf("%w: %w", ErrCompactionFailed, err)
 	}
 	summary.ID = id
 	info := &CompactionInfo{FirstKeptID: r.context[firstKept].ID, TokensBefore: before}

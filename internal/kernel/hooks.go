@@ -296,11 +296,11 @@ func (r *run) beforeCompact(turn int, instructions string) (*hooks.BeforeCompact
 		if _, ok := errors.AsType[*hooks.StopError](err); ok {
 			return nil, err
 		}
-		return nil, fmt.Errorf("%w: %v", ErrCompactionCancelled, err)
+		return nil, fmt.Errorf("%w: %w", ErrCompactionCancelled, err)
 	}
 	switch {
 	case ev.Cancel != nil:
-		return nil, fmt.Errorf("%w: %v", ErrCompactionCancelled, ev.Cancel)
+		return nil, fmt.Errorf("%w: %w", ErrCompactionCancelled, ev.Cancel)
 	case ev.Summary == nil:
 		return nil, nil
 	}

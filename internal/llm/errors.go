@@ -45,34 +45,6 @@ func (e *Error) Error() string {
 // RetryAfter returns the server's requested wait.
 func (e *Error) RetryAfter() time.Duration { return time.Duration(e.RetryAfterMs) * time.Millisecond }
 
-// StatusError classifies an HTTP error status. body is the provider's error text, used for
-// the message and to tell spend limits and context overflow from other 4xx answers.
-func StatusError(status int, body string, retryAfter time.Duration) *Error {
-	e := &Error{Status: status, Message: strings.TrimSpace(body), RetryAfterMs: retryAfter.Milliseconds()}
-	lower := strings.ToLower(body)
-	switch {
-	case strings.Contains(lower, "insufficient_quota") || strings.Contains(lower, "billing") ||
-		strings.Contains(lower, "credit balance") || strings.Contains(lower, "spend limit"):
-		e.Kind = KindSpendLimit
-	case status == 429:
-		e.Kind, e.Retryable = KindRateLimit, true
-	case status == 529 || strings.Contains(lower, "overloaded"):
-		e.Kind, e.Retryable = KindOverloaded, true
-	case status == 401 || status == 403:
-		e.Kind = KindAuth
-	case status == 408 || status == 409 || status >= 500:
-		e.Kind, e.Retryable = KindServer, true
-	case IsContextOverflow(lower):
-		e.Kind = KindContext
-	default:
-		e.Kind = KindInvalid
-	}
-	if e.Message == "" {
-		e.Message = fmt.Sprintf("HTTP status %d with no body", status)
-	}
-	return e
-}
-
 // IsContextOverflow reports whether an error text says the prompt did not fit the window.
 func IsContextOverflow(text string) bool {
 	t := strings.ToLower(text)

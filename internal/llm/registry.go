@@ -131,11 +131,11 @@ func (r *Registry) LoadOverrides(path string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrBadModelsFile, err)
+		return fmt.Errorf("%w: %w", ErrBadModelsFile, err)
 	}
 	var f modelsFile
 	if err := strictjson.Unmarshal(data, &f); err != nil {
-		return fmt.Errorf("%w: %s: %v (expected {\"models\": [{\"id\", \"provider\", \"api\", \"baseUrl\", \"contextWindow\", \"maxOutputTokens\", \"cost\": {...}}]})", ErrBadModelsFile, path, err)
+		return fmt.Errorf("%w: %s: %w (expected {\"models\": [{\"id\", \"provider\", \"api\", \"baseUrl\", \"contextWindow\", \"maxOutputTokens\", \"cost\": {...}}]})", ErrBadModelsFile, path, err)
 	}
 	for i, m := range f.Models {
 		if m.ID == "" || m.Provider == "" {

@@ -52,7 +52,7 @@ func CheckApproval(root string, current artifact.Digest) (ApprovalState, error) 
 	}
 	var a Approval
 	if err := strictjson.Unmarshal(data, &a); err != nil {
-		return st, fmt.Errorf("%w: %s: %v", ErrNotApproved, ApprovalPath, err)
+		return st, fmt.Errorf("%w: %s: %w", ErrNotApproved, ApprovalPath, err)
 	}
 	st.Approval = &a
 	st.Valid = a.Version == 1 && a.ProfileDigest == current

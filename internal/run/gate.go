@@ -127,7 +127,7 @@ func RejectGate(env Env, id, gate, reason, by string) (artifact.Reference, error
 	body := rejectionBody{Gate: gate, Digest: art.Digest, Reason: reason, By: by}
 	data := renderStageArtifact(id, g.rejection, g.title, g.stage, n, env.now(), body)
 	if ref, err = artifact.NewReference(g.rejection, rel, data); err != nil {
-		return ref, fmt.Errorf("%w: rejection: %v", ErrUsage, err)
+		return ref, fmt.Errorf("%w: rejection: %w", ErrUsage, err)
 	}
 	if err := writeImmutable(filepath.Join(r.Project, filepath.FromSlash(rel)), data); err != nil {
 		return ref, err

@@ -144,7 +144,7 @@ func Start(env Env, o StartOptions) (string, error) {
 	}
 	req, err := os.ReadFile(o.Requirement)
 	if err != nil {
-		return "", fmt.Errorf("%w: requirement: %v", ErrUsage, err)
+		return "", fmt.Errorf("%w: requirement: %w", ErrUsage, err)
 	}
 	if len(bytes.TrimSpace(req)) == 0 {
 		return "", fmt.Errorf("%w: requirement %s is empty", ErrUsage, o.Requirement)
@@ -171,7 +171,7 @@ func Start(env Env, o StartOptions) (string, error) {
 	for _, s := range lp.Skills {
 		d, err := SkillTreeDigest(filepath.Join(o.Project, filepath.FromSlash(s.Path)))
 		if err != nil {
-			return "", fmt.Errorf("%w: pinned skill %s: %v", ErrBlocked, s.Name, err)
+			return "", fmt.Errorf("%w: pinned skill %s: %w", ErrBlocked, s.Name, err)
 		}
 		lock.Skills = append(lock.Skills, LockedSkill{Skill: s, TreeDigest: d})
 	}
@@ -190,7 +190,7 @@ func Start(env Env, o StartOptions) (string, error) {
 		rel := RunsDir + "/" + id + "/" + name + ".md"
 		ref, err := artifact.NewReference(name, rel, data)
 		if err != nil {
-			return ref, fmt.Errorf("%w: %s: %v", ErrUsage, name, err)
+			return ref, fmt.Errorf("%w: %s: %w", ErrUsage, name, err)
 		}
 		if err := writeImmutable(filepath.Join(o.Project, filepath.FromSlash(rel)), data); err != nil {
 			return ref, err

@@ -163,7 +163,7 @@ func (r *Run) passClarification(l *ledger.Ledger) error {
 func ParseAnswers(data []byte) (map[string]string, error) {
 	var raw map[string]any
 	if err := yaml.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("%w: answers: %v", ErrUsage, err)
+		return nil, fmt.Errorf("%w: answers: %w", ErrUsage, err)
 	}
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("%w: answers: expected a mapping of unknown id → answer", ErrUsage)
@@ -241,7 +241,7 @@ func Clarify(env Env, id string, answers map[string]string) (artifact.Reference,
 	rel := RunsDir + "/" + id + "/" + ArtClarification + ".md"
 	data := renderStageArtifact(id, ArtClarification, "Clarification", StageClarification, 1, env.now(), c)
 	if ref, err = artifact.NewReference(ArtClarification, rel, data); err != nil {
-		return ref, fmt.Errorf("%w: clarification: %v", ErrUsage, err)
+		return ref, fmt.Errorf("%w: clarification: %w", ErrUsage, err)
 	}
 	if err := writeImmutable(filepath.Join(r.Project, filepath.FromSlash(rel)), data); err != nil {
 		return ref, err

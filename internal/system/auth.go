@@ -8,7 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/reinhq/rein/internal/atomicfile"
@@ -88,26 +91,45 @@ func readAuth(home string) (map[string]authEntry, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if st.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("%w: %s has mode %04o; run: chmod 600 %s", ErrAuthPermissions, path, st.Mode().Perm(), path)
 	}
 	var buf bytes.Buffer
 	if _, err := buf.ReadFrom(f); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	var entries map[string]authEntry
 	if err := strictjson.Unmarshal(buf.Bytes(), &entries); err != nil {
-		// Errors name paths and keys, never values, so no secret leaks here.
-		return nil, fmt.Errorf("%w: %s is not valid: %v (expected {\"anthropic\": {\"apiKey\": \"...\"}})", ErrConfig, path, err)
+		return nil, fmt.Errorf("%w: %s is not valid: %w (expected {\"anthropic\": {\"apiKey\": \"...\"}})", ErrConfig, path, withoutQuotes(err))
 	}
 	return entries, nil
+}
+
+// quoted matches a Go-quoted string in an error message.
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// withoutQuotes is a parse error of auth.json that quotes no part of the file but its names: a
+// syntax error quotes the bytes near it, and an unknown field its name, either of which may be
+// part of a key. Each quoted fragment other than a provider name or "apiKey" becomes "…". The
+// original error is not kept in the chain (its text is the leak); strictjson.ErrTooLarge, which
+// quotes nothing, is returned as it is.
+func withoutQuotes(err error) error {
+	if errors.Is(err, strictjson.ErrTooLarge) {
+		return err
+	}
+	return errors.New(quoted.ReplaceAllStringFunc(err.Error(), func(q string) string {
+		if s, uerr := strconv.Unquote(q); uerr == nil && (s == "apiKey" || slices.Contains(Providers, s)) {
+			return q
+		}
+		return `"…"`
+	}))
 }
 
 // SaveKey stores provider's key in auth.json (mode 0600, written atomically). A provider that

@@ -164,11 +164,11 @@ func Inspect(o Options, prompt string) (*Context, error) {
 	}
 	reg := llm.NewRegistry()
 	if err := reg.LoadOverrides(filepath.Join(o.Home, "models.json")); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	ws, err := tool.OpenWorkspace(o.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	defer ws.Close()
 	c := &Context{}

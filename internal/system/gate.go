@@ -64,7 +64,7 @@ func newPolicy(rules policy.Rules, dir, root, home string) (*policy.Policy, erro
 	}
 	pol, err := policy.New(policy.Config{Rules: rules, Dir: dir, Protected: protected})
 	if err != nil {
-		return nil, fmt.Errorf("%w: permission rules: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: permission rules: %w", ErrConfig, err)
 	}
 	return pol, nil
 }

@@ -40,7 +40,7 @@ func (w *hookWiring) forAgent(s *session.Session, resumed bool, model string) (k
 	}
 	reg := hooks.New(hooks.Options{Report: func(run hooks.Run) { w.report(s, run) }})
 	if err := r.Register(reg); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return reg, nil
 }

@@ -59,6 +59,53 @@ func TestAuthFileMustBePrivateAndStrict(t *testing.T) {
 	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `did you mean "apiKey"`) || strings.Contains(err.Error(), "SECRET") {
 		t.Fatalf("err = %v, want a strict-parse error that does not show the key", err)
 	}
+	// A syntax error quotes the bytes near it, and an unknown field its name: inside a key,
+	// neither reaches the message (or anything in the error chain).
+	for _, body := range []string{
+		"{\"anthropic\":{\"apiKey\":\"sk-ant-SECRET\x01\"}}",
+		`{"anthropic":{"apiKey" "sk-ant-SECRET"}}`,
+		`{"anthropic":{"sk-ant-SECRET":""}}`,
+	} {
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = ResolveKey(home, "anthropic", "", env(nil))
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "auth.json is not valid") {
+			t.Fatalf("%q: err = %v, want ErrConfig", body, err)
+		}
+		for e := range chain(err) {
+			if strings.Contains(e.Error(), "SECRET") {
+				t.Errorf("%q: an error in the chain shows the key: %q", body, e.Error())
+			}
+		}
+	}
+}
+
+// chain yields err and every error it wraps.
+func chain(err error) func(func(error) bool) {
+	return func(yield func(error) bool) {
+		var walk func(error) bool
+		walk = func(e error) bool {
+			if e == nil {
+				return true
+			}
+			if !yield(e) {
+				return false
+			}
+			switch u := e.(type) {
+			case interface{ Unwrap() error }:
+				return walk(u.Unwrap())
+			case interface{ Unwrap() []error }:
+				for _, c := range u.Unwrap() {
+					if !walk(c) {
+						return false
+					}
+				}
+			}
+			return true
+		}
+		walk(err)
+	}
 }
 
 func TestBuildResolvesProviderAndTools(t *testing.T) {

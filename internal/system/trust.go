@@ -56,7 +56,7 @@ func ProjectDir(dir string) (string, error) {
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrConfig, err)
+		return "", fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return contextpack.ProjectRoot(real), nil
 }
@@ -71,22 +71,22 @@ func readTrust(home string) (trustFile, error) {
 		return tf, nil
 	}
 	if err != nil {
-		return tf, fmt.Errorf("%w: %v", ErrConfig, err)
+		return tf, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return tf, fmt.Errorf("%w: %v", ErrConfig, err)
+		return tf, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if st.Mode().Perm()&0o022 != 0 {
 		return tf, fmt.Errorf("%w: %s has mode %04o, writable by others; run: chmod 600 %s", ErrConfig, path, st.Mode().Perm(), path)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, 16<<20))
 	if err != nil {
-		return tf, fmt.Errorf("%w: %v", ErrConfig, err)
+		return tf, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if err := strictjson.Unmarshal(data, &tf); err != nil {
-		return tf, fmt.Errorf("%w: %s is not valid: %v (expected {\"projects\": {\"/path/to/project\": \"allow\"}}; fix it or remove it)", ErrConfig, path, err)
+		return tf, fmt.Errorf("%w: %s is not valid: %w (expected {\"projects\": {\"/path/to/project\": \"allow\"}}; fix it or remove it)", ErrConfig, path, err)
 	}
 	if tf.Projects == nil {
 		tf.Projects = map[string]TrustDecision{}
@@ -167,7 +167,7 @@ func Trust(home, dir string) (*TrustStatus, error) {
 	}
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	src := contextpack.Load(contextpack.Inputs{Dir: real, Home: home, GateContextFiles: global.gateContextFiles()})
 	return &TrustStatus{Root: root, Stored: stored, Mode: global.mode(),

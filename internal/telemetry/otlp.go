@@ -122,7 +122,7 @@ func otlpTLS(getenv func(string) string) (*tls.Config, error) {
 	if ca != "" {
 		pem, err := os.ReadFile(ca)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrConfig, caVar, err)
+			return nil, fmt.Errorf("%w: %s: %w", ErrConfig, caVar, err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
@@ -136,7 +136,7 @@ func otlpTLS(getenv func(string) string) (*tls.Config, error) {
 	if cert != "" {
 		pair, err := tls.LoadX509KeyPair(cert, key)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s/%s: %v", ErrConfig, certVar, keyVar, err)
+			return nil, fmt.Errorf("%w: %s/%s: %w", ErrConfig, certVar, keyVar, err)
 		}
 		conf.Certificates = []tls.Certificate{pair}
 	}

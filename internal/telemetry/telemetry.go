@@ -132,7 +132,7 @@ func New(ctx context.Context, cfg Config) (*Tracer, error) {
 		}
 		exp, err := stdouttrace.New(stdouttrace.WithWriter(w))
 		if err != nil {
-			return nil, fmt.Errorf("%w: stdout: %v", ErrConfig, err)
+			return nil, fmt.Errorf("%w: stdout: %w", ErrConfig, err)
 		}
 		t.exp = &reporting{SpanExporter: exp}
 		opt = sdktrace.WithBatcher(t.exp)
@@ -140,12 +140,12 @@ func New(ctx context.Context, cfg Config) (*Tracer, error) {
 		path := strings.TrimPrefix(cfg.Exporter, ExportFile)
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if err != nil {
-			return nil, fmt.Errorf("%w: trace file: %v", ErrConfig, err)
+			return nil, fmt.Errorf("%w: trace file: %w", ErrConfig, err)
 		}
 		exp, err := stdouttrace.New(stdouttrace.WithWriter(f))
 		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("%w: file: %v", ErrConfig, err)
+			return nil, fmt.Errorf("%w: file: %w", ErrConfig, err)
 		}
 		t.closer = f
 		t.exp = &reporting{SpanExporter: exp}

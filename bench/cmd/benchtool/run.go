@@ -163,7 +163,7 @@ func runCmd(args []string) error {
 		return err
 	}
 	if werr != nil {
-		return fmt.Errorf("%s: %v\nstdout: %s\nstderr: %s", strings.Join(argv, " "), werr, r.Stdout, r.Stderr)
+		return fmt.Errorf("%s: %w\nstdout: %s\nstderr: %s", strings.Join(argv, " "), werr, r.Stdout, r.Stderr)
 	}
 	return nil
 }

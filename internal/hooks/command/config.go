@@ -80,7 +80,7 @@ func (c Config) Check(prefix string) error {
 		for i, g := range c[event] {
 			at := fmt.Sprintf("%s.%s[%d]", prefix, event, i)
 			if _, err := compile(g.Matcher); err != nil {
-				return fmt.Errorf("%s.matcher: %v", at, err)
+				return fmt.Errorf("%s.matcher: %w", at, err)
 			}
 			if len(g.Hooks) == 0 {
 				return fmt.Errorf("%s.hooks: no hooks", at)

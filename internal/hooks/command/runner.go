@@ -55,7 +55,7 @@ func (r *Runner) Register(reg *hooks.Registry) error {
 		for gi, g := range r.Config[event] {
 			re, err := compile(g.Matcher)
 			if err != nil {
-				return fmt.Errorf("hooks.%s[%d].matcher: %v", event, gi, err)
+				return fmt.Errorf("hooks.%s[%d].matcher: %w", event, gi, err)
 			}
 			for _, h := range g.Hooks {
 				name := h.name
@@ -292,7 +292,7 @@ func (r *Runner) preToolUse(ctx context.Context, h Hook, ev *hooks.BeforeTool) e
 		args, err := fromClaude(tool, s.UpdatedInput, r.cwd())
 		if err != nil {
 			// Running the call as it was would ignore the hook: refuse it instead.
-			ev.Block = fmt.Errorf("A PreToolUse hook rewrote the arguments of this call into ones rein cannot use, so the tool did not run: %v", err)
+			ev.Block = fmt.Errorf("A PreToolUse hook rewrote the arguments of this call into ones rein cannot use, so the tool did not run: %w", err)
 			return nil
 		}
 		ev.Args = args

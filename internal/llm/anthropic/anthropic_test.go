@@ -442,6 +442,13 @@ func TestErrors(t *testing.T) {
 		{"400 context", 400, nil, apiError("invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"), llm.KindContext, false, 0},
 		{"400 billing", 400, nil, apiError("invalid_request_error", "Your credit balance is too low to access the Anthropic API."), llm.KindSpendLimit, false, 0},
 		{"403", 403, nil, apiError("permission_error", "no access"), llm.KindAuth, false, 0},
+		// The structured type and code decide; the message text would say otherwise.
+		{"429 rate limit that mentions billing", 429, nil, apiError("rate_limit_error", rateLimitBilling), llm.KindRateLimit, true, 0},
+		{"429 spend limit by its code", 429, nil, spendLimit, llm.KindSpendLimit, false, 0},
+		{"402 billing_error", 402, nil, apiError("billing_error", "This organization cannot be billed right now."), llm.KindSpendLimit, false, 0},
+		{"413 request_too_large", 413, nil, apiError("request_too_large", "Request exceeds the maximum allowed number of bytes."), llm.KindContext, false, 0},
+		{"event rate limit that mentions billing", 200, nil, sse(start, `{"type":"error","error":{"type":"rate_limit_error","message":"`+rateLimitBilling+`"}}`), llm.KindRateLimit, true, 0},
+		{"event spend limit by its code", 200, nil, sse(start, spendLimit), llm.KindSpendLimit, false, 0},
 		{"502 html", 502, http.Header{"Content-Type": {"text/html"}}, "<html>Bad Gateway</html>", llm.KindServer, true, 0},
 		{"event overloaded", 200, nil, sse(start, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), llm.KindOverloaded, true, 0},
 		{"event api_error", 200, nil, sse(start, `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`), llm.KindServer, true, 0},
@@ -467,6 +474,15 @@ func TestErrors(t *testing.T) {
 		})
 	}
 }
+
+// Error bodies whose message text suggests another class than their structured fields.
+const (
+	// rateLimitBilling is a rate limit whose text names billing: the type says retry.
+	rateLimitBilling = "This request would exceed your organization's rate limit of 50 requests per minute. To raise it, see Plans & Billing in the Console."
+	// spendLimit is a 429 rate_limit_error whose error_code says the monthly spend limit is
+	// reached, with a message that reads like a transient limit: the code says stop.
+	spendLimit = `{"type":"error","error":{"type":"rate_limit_error","message":"You have reached your monthly API usage limit. Please try again later.","details":{"error_code":"enforced_spend_limit_reached"}},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`
+)
 
 func TestKeyNeverInErrors(t *testing.T) {
 	const key = "sk-ant-secret-key-0001"

@@ -69,13 +69,16 @@
 //
 // # Errors
 //
-//   - An HTTP error status becomes [llm.StatusError] with the text "type: message" of the API's
-//     error body (or the raw body) and the wait of retry-after-ms or retry-after (seconds or an
-//     HTTP date).
-//   - A mid-stream error event is classified by its type as the API would answer it over HTTP
-//     (overloaded_error as 529: retryable [llm.KindOverloaded]; api_error and unknown types as
-//     500: retryable server errors; rate_limit_error as 429; invalid_request_error as 400, so a
-//     "prompt is too long" becomes [llm.KindContext]), with Status left 0.
+//   - An HTTP error status is classified by [llm.ProviderError] from the structured fields of the
+//     error body first — error.details.error_code (e.g. enforced_spend_limit_reached: a terminal
+//     spend limit, even as a 429), then error.type (overloaded_error, rate_limit_error: retryable;
+//     authentication_error, permission_error: auth; billing_error: spend limit;
+//     request_too_large: context), then the status — and from the message only where those are
+//     generic: an invalid_request_error saying "prompt is too long" is [llm.KindContext], one
+//     saying the credit balance is too low a spend limit. The message is "type: message" (or the
+//     raw body); the wait is retry-after-ms or retry-after (seconds or an HTTP date).
+//   - A mid-stream error event is classified the same way from its type and code, with Status
+//     0; an unknown type with no recognisable text is a retryable server error.
 //   - A failed connection, a read error of the body, or a body that ends before message_stop
 //     is [llm.TransportError]: a retryable network error, or an abort when the caller's
 //     context was cancelled. An event that cannot be decoded, or a delta for a block that was

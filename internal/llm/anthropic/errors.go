@@ -60,7 +60,7 @@ func (t *transport) classify(ctx context.Context, err error) *llm.Error {
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
 		if apiErr.StatusCode >= 400 {
-			return llm.StatusError(apiErr.StatusCode, errorText(apiErr), retryAfter(apiErr.Response))
+			return providerError(apiErr, apiErr.StatusCode, retryAfter(apiErr.Response)).Classify()
 		}
 		return eventError(apiErr)
 	}
@@ -70,35 +70,22 @@ func (t *transport) classify(ctx context.Context, err error) *llm.Error {
 	return &llm.Error{Kind: llm.KindProtocol, Message: "could not decode the response stream: " + err.Error()}
 }
 
-// eventStatus is the HTTP status the API uses for each error type, which classifies an error
-// that arrives as a mid-stream error event.
-var eventStatus = map[string]int{
-	"invalid_request_error": 400,
-	"authentication_error":  401,
-	"billing_error":         402,
-	"permission_error":      403,
-	"not_found_error":       404,
-	"request_too_large":     413,
-	"rate_limit_error":      429,
-	"api_error":             500,
-	"timeout_error":         504,
-	"overloaded_error":      529,
+// providerError reads the structured fields of an API error: error.type and
+// error.details.error_code, which classify it before its message does.
+func providerError(e *sdk.Error, status int, wait time.Duration) llm.ProviderError {
+	return llm.ProviderError{Status: status, Type: string(e.Type()), Code: string(e.ErrorCode()),
+		Message: errorText(e), RetryAfter: wait}
 }
 
-// eventError classifies a mid-stream error event. Unknown types count as server errors,
-// which are retryable.
+// eventError classifies a mid-stream error event by its type (and code), as the API would
+// answer it over HTTP; Status is 0, as the HTTP status was 200. An event of unknown type with
+// no recognisable text is a retryable server error.
 func eventError(e *sdk.Error) *llm.Error {
-	status, ok := eventStatus[string(e.Type())]
-	if !ok {
-		status = 500
+	p := providerError(e, 0, 0)
+	if p.Message == "" {
+		p.Message = "error event without details"
 	}
-	text := errorText(e)
-	if text == "" {
-		text = "error event without details"
-	}
-	le := llm.StatusError(status, text, 0)
-	le.Status = 0 // the HTTP status was 200; the error came inside the stream
-	return le
+	return p.Classify()
 }
 
 // errorText is "type: message" from an API error body, or the raw body when it is not the

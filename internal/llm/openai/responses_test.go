@@ -14,6 +14,7 @@ import (
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/llmtest"
 	"github.com/reinhq/rein/internal/llm/openai"
+	ct "github.com/reinhq/rein/internal/llm/openaicompat/chattest"
 )
 
 // serve answers every request with a 200 event stream body and records the last request body.
@@ -125,6 +126,13 @@ func TestResponsesFailures(t *testing.T) {
 		{"nested error object", newWire().String() +
 			"event: error\ndata: {\"type\":\"error\",\"sequence_number\":2,\"error\":{\"type\":\"server_error\",\"code\":\"server_error\",\"message\":\"boom\"}}\n\n",
 			llm.KindServer, true},
+		// The code decides; the text would say otherwise.
+		{"failed rate limit that mentions billing", newWire().textPartial("msg_1", "a").String() +
+			"event: response.failed\ndata: {\"type\":\"response.failed\",\"sequence_number\":9,\"response\":{\"id\":\"resp_1\",\"status\":\"failed\",\"error\":{\"code\":\"rate_limit_exceeded\",\"message\":\"Rate limit reached. You can increase your rate limit by adding a payment method at https://platform.openai.com/account/billing.\"},\"output\":[]}}\n\n",
+			llm.KindRateLimit, true},
+		{"error event context overflow saying try again", newWire().String() +
+			"event: error\ndata: {\"type\":\"error\",\"sequence_number\":2,\"code\":\"context_length_exceeded\",\"message\":\"Your input exceeds the limit of this model; try again with less.\",\"param\":\"input\"}\n\n",
+			llm.KindContext, false},
 		{"content filter", newWire().textPartial("msg_1", "a").incomplete("content_filter", 1, 1), llm.KindInvalid, false},
 		{"no terminal event", newWire().text("msg_1", "Hello").String(), llm.KindNetwork, true},
 	} {
@@ -210,5 +218,35 @@ func TestNew(t *testing.T) {
 		if m, err := openai.New(cfg); err == nil || m != nil {
 			t.Errorf("New(%+v) = %v, %v; want an error", cfg, m, err)
 		}
+	}
+}
+
+// TestResponsesHTTPErrorCodes classifies HTTP error answers by the error object's code before
+// its text: a rate limit whose text names billing is retried, a spent quota is not.
+func TestResponsesHTTPErrorCodes(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		status    int
+		body      string
+		kind      llm.ErrorKind
+		retryable bool
+	}{
+		{"rate limit that mentions billing", 429, ct.FreeTierRateLimitBody, llm.KindRateLimit, true},
+		{"spent quota", 429, `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`, llm.KindSpendLimit, false},
+		{"context overflow by its code only", 400, ct.ContextBody, llm.KindContext, false},
+		{"invalid key", 401, authBody, llm.KindAuth, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tc.status)
+				_, _ = io.WriteString(w, tc.body)
+			}))
+			defer srv.Close()
+			m := newModel(t, openai.Config{Model: "gpt-test", BaseURL: srv.URL, APIKey: llmtest.APIKey})
+			msg := m.Stream(context.Background(), llmtest.Request(), func(llm.Event) {})
+			if msg.Err == nil || msg.Err.Kind != tc.kind || msg.Err.Retryable != tc.retryable || msg.Err.Status != tc.status {
+				t.Errorf("err = %+v, want kind %s retryable %v status %d", msg.Err, tc.kind, tc.retryable, tc.status)
+			}
+		})
 	}
 }

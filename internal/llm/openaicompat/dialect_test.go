@@ -225,6 +225,10 @@ func TestErrorBodies(t *testing.T) {
 		{"quota", 429, `{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","code":"insufficient_quota"}}`, llm.KindSpendLimit, "quota"},
 		{"key echoed", 400, `{"error":{"message":"bad key ` + llmtest.APIKey + `"}}`, llm.KindInvalid, "bad key [redacted]"},
 		{"empty", 503, ``, llm.KindServer, "503"},
+		// The code decides; the text would say otherwise (or nothing).
+		{"rate limit that mentions billing", 429, ct.FreeTierRateLimitBody, llm.KindRateLimit, "Rate limit reached"},
+		{"context overflow by its code only", 400, ct.ContextBody, llm.KindContext, "reduce the length"},
+		{"invalid key", 401, ct.AuthBody, llm.KindAuth, "Incorrect API key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url, _ := serve(t, tc.status, tc.body)
@@ -237,6 +241,29 @@ func TestErrorBodies(t *testing.T) {
 			}
 			if strings.Contains(m.Err.Message, llmtest.APIKey) {
 				t.Errorf("the error leaks the key: %q", m.Err.Message)
+			}
+		})
+	}
+}
+
+// TestStreamErrorObjects classifies error objects inside a 200 stream by their code and type
+// first, and by their text only when those say nothing known.
+func TestStreamErrorObjects(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		event     string
+		kind      llm.ErrorKind
+		retryable bool
+	}{
+		{"quota whose text says try again", ct.QuotaEvent, llm.KindSpendLimit, false},
+		{"server_error type saying overloaded", ct.OverloadedEvent, llm.KindOverloaded, true},
+		{"rate limit code", "data: " + ct.FreeTierRateLimitBody + "\n\n", llm.KindRateLimit, true},
+		{"no fields, text only", "data: {\"error\":{\"message\":\"This model's maximum context length is 8192 tokens.\"}}\n\n", llm.KindContext, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, _ := streamBody(t, ct.Role+ct.Content("Hel")+tc.event)
+			if m.StopReason != llm.StopError || m.Err == nil || m.Err.Kind != tc.kind || m.Err.Retryable != tc.retryable || m.Err.Status != 0 {
+				t.Errorf("stop %s err %+v, want kind %s retryable %v status 0", m.StopReason, m.Err, tc.kind, tc.retryable)
 			}
 		})
 	}

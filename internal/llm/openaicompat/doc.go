@@ -33,9 +33,13 @@
 //   - Usage: taken from the last chunk that has one; input = prompt_tokens − cached, cacheRead =
 //     prompt_tokens_details.cached_tokens (or DeepSeek's prompt_cache_hit_tokens), cacheWrite 0,
 //     priced with Config.Pricing. No usage at all is zero usage, not an error.
-//   - Errors: an HTTP status ≥ 400 → [llm.StatusError] with the body's message and the wait from
-//     retry-after-ms or retry-after; an error object inside the stream → a retryable server,
-//     overload or rate-limit error unless it says otherwise ([oaisdk.StreamFailure]); a cut
+//   - Errors: an HTTP status ≥ 400 → classified by [llm.ProviderError] from the error object's
+//     code (insufficient_quota: a terminal spend limit even as a 429; rate_limit_exceeded;
+//     context_length_exceeded; invalid_api_key), then its type, then the status, and from the
+//     message only where those are absent or generic; the message is the body's, the wait is
+//     retry-after-ms or retry-after. An error object inside the stream is classified the same
+//     way, and is a retryable server error when nothing in it is recognisable
+//     ([oaisdk.StreamFailure]); a cut
 //     connection or an empty stream → a retryable network error; a malformed chunk → a
 //     protocol error; cancellation → aborted. No error message contains the API key.
 package openaicompat

@@ -61,7 +61,7 @@
 //
 // A turn with error fails with an [llm.Error] of that kind. Kinds rate_limit (HTTP 429),
 // overloaded (529), server (500) and network are retryable; auth (401), invalid (400),
-// context (400), spend_limit, protocol and unavailable are terminal, as [llm.StatusError]
+// context (400), spend_limit, protocol and unavailable are terminal, as [llm.ProviderError]
 // classifies real providers. status overrides the HTTP status, retryAfter sets
 // [llm.Error.RetryAfterMs], and partial is text streamed before the failure (the text block
 // is left open, as a stream cut mid-way leaves it). "aborted" cannot be scripted: it happens

@@ -86,7 +86,7 @@ func (t *editTool) PrepareArgs(args map[string]any) (bool, error) {
 	if s, ok := args["edits"].(string); ok {
 		v, err := strictjson.Decode(strings.TrimSpace(s))
 		if err != nil {
-			return false, fmt.Errorf("edits was sent as a string that is not a JSON array of {oldText, newText} objects (%v); send it as an array", err)
+			return false, fmt.Errorf("edits was sent as a string that is not a JSON array of {oldText, newText} objects (%w); send it as an array", err)
 		}
 		args["edits"] = v
 		changed = true

@@ -58,7 +58,7 @@ func checkPattern(q Query) error {
 	}
 	re, err := syntax.Parse(q.Pattern, syntax.Perl)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrPattern, err)
+		return fmt.Errorf("%w: %w", ErrPattern, err)
 	}
 	if hasNewlineLiteral(re) {
 		return fmt.Errorf("%w: the pattern contains a line break (\\n); grep matches one line at a time, search for one line", ErrPattern)

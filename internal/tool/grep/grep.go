@@ -204,7 +204,7 @@ func (g *Grep) resolve(p string) (string, error) {
 	}
 	// The kernel's own check: os.Root refuses any escape.
 	if _, err := g.ws.Root.Stat(r); err != nil {
-		return "", fmt.Errorf("%w: %v", tool.ErrOutsideWorkspace, err)
+		return "", fmt.Errorf("%w: %w", tool.ErrOutsideWorkspace, err)
 	}
 	return filepath.ToSlash(r), nil
 }

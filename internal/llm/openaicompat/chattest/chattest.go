@@ -81,6 +81,14 @@ const (
 	RateLimitBody = `{"error":{"message":"Rate limit reached for gpt-test in organization org-123 on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 20s.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`
 	ServerBody    = `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`
 	AuthBody      = `{"error":{"message":"Incorrect API key provided: sk-llmte****************6789. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`
+	// FreeTierRateLimitBody is a rate limit whose text names billing (as OpenAI's free-tier
+	// limits do): its code says retry, not stop.
+	FreeTierRateLimitBody = `{"error":{"message":"Rate limit reached for gpt-test in organization org-123 on requests per day (RPD): Limit 200, Used 200, Requested 1. Please try again in 7m12s. Visit https://platform.openai.com/account/rate-limits to learn more. You can increase your rate limit by adding a payment method to your account at https://platform.openai.com/account/billing.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`
+	// ContextBody is a context overflow that only its code names.
+	ContextBody = `{"error":{"message":"Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`
+	// QuotaEvent is a spent quota reported mid-stream, whose text reads like a transient
+	// failure: its code says stop.
+	QuotaEvent = "data: {\"error\":{\"message\":\"The request could not be completed. Please try again later.\",\"type\":\"insufficient_quota\",\"param\":null,\"code\":\"insufficient_quota\"}}\n\n"
 	// OverloadedEvent is the error object a chat stream carries mid-stream.
 	OverloadedEvent = "data: {\"error\":{\"message\":\"That model is currently overloaded with other requests. You can retry your request.\",\"type\":\"server_error\",\"param\":null,\"code\":null}}\n\n"
 )

@@ -32,14 +32,14 @@ func Classify(ctx context.Context, err error, apiKey string) *llm.Error {
 	case ctx.Err() != nil:
 		e = llm.TransportError(ctx, ctx.Err())
 	case errors.As(err, &httpErr):
-		e = llm.StatusError(httpErr.Status, ErrorText(httpErr.Body), RetryAfter(httpErr.Header))
+		e = httpFailure(httpErr.Status, httpErr.Body, httpErr.Header)
 	case errors.As(err, &apiErr):
 		// Not expected (the middleware answers first), but keep the status if it happens.
 		var h http.Header
 		if apiErr.Response != nil {
 			h = apiErr.Response.Header
 		}
-		e = llm.StatusError(apiErr.StatusCode, ErrorText(apiErr.RawJSON()), RetryAfter(h))
+		e = httpFailure(apiErr.StatusCode, apiErr.RawJSON(), h)
 	case errors.As(err, &streamErr):
 		e = streamFailureJSON(streamErr.Event.Data)
 	case errors.As(err, &syntaxErr), errors.As(err, &typeErr), errors.Is(err, bufio.ErrTooLong):
@@ -95,9 +95,15 @@ func parseError(text string) (message, typ, code string, ok bool) {
 	return b.Message, b.Type, b.code(), b.Message != "" || b.Type != "" || b.code() != ""
 }
 
+// httpFailure classifies an HTTP error answer from its status and the error object's type and
+// code ([llm.ProviderError]); the message is [ErrorText].
+func httpFailure(status int, body string, h http.Header) *llm.Error {
+	_, typ, code, _ := parseError(body)
+	return llm.ProviderError{Status: status, Type: typ, Code: code, Message: ErrorText(body), RetryAfter: RetryAfter(h)}.Classify()
+}
+
 // ErrorText returns the readable part of an error body: the error message followed by its type
-// and code (which carry words such as insufficient_quota or context_length_exceeded that
-// [llm.StatusError] classifies by), or the trimmed body itself when it is not a known shape.
+// and code, or the trimmed body itself when it is not a known shape.
 func ErrorText(body string) string {
 	msg, typ, code, ok := parseError(body)
 	if !ok {
@@ -136,43 +142,13 @@ func streamFailureJSON(data []byte) *llm.Error {
 }
 
 // StreamFailure classifies an error the server reported inside a 200 stream (an error event or
-// object, a failed response) from its code, type and message. Overload, rate-limit and server
+// object, a failed response) from its code and type first, and from its message only when
+// they say nothing known ([llm.ProviderError] with Status 0). Overload, rate-limit and server
 // errors are retryable; quota, context-overflow and invalid-request errors are not. An error
 // that says nothing recognisable is treated as a retryable server error: the request itself
 // was accepted, so the failure is the server's.
 func StreamFailure(code, typ, message string) *llm.Error {
-	text := withDetails(message, typ, code)
-	if text == "" {
-		text = "the server reported an error mid-stream"
-	}
-	e := &llm.Error{Message: text}
-	lower := strings.ToLower(text)
-	has := func(words ...string) bool {
-		for _, w := range words {
-			if strings.Contains(lower, w) {
-				return true
-			}
-		}
-		return false
-	}
-	switch {
-	case has("insufficient_quota", "billing", "spend limit", "credit balance"):
-		e.Kind = llm.KindSpendLimit
-	case llm.IsContextOverflow(lower):
-		e.Kind = llm.KindContext
-	case has("rate_limit", "rate limit", "too many requests"):
-		e.Kind, e.Retryable = llm.KindRateLimit, true
-	case has("overloaded", "overload", "capacity"):
-		e.Kind, e.Retryable = llm.KindOverloaded, true
-	case has("server_error", "internal", "unavailable", "timeout", "timed out", "try again"):
-		e.Kind, e.Retryable = llm.KindServer, true
-	case has("invalid", "not_found", "not found", "unsupported", "content_filter", "content filter",
-		"policy", "authentication", "permission", "unauthorized", "forbidden"):
-		e.Kind = llm.KindInvalid
-	default:
-		e.Kind, e.Retryable = llm.KindServer, true
-	}
-	return e
+	return llm.ProviderError{Type: typ, Code: code, Message: withDetails(message, typ, code)}.Classify()
 }
 
 // RetryAfter returns the wait a server asked for: retry-after-ms (milliseconds) or retry-after
