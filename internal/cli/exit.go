@@ -7,6 +7,7 @@ import (
 
 	"github.com/reinhq/rein/internal/artifact"
 	"github.com/reinhq/rein/internal/contextpack"
+	"github.com/reinhq/rein/internal/gitx"
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/ledger"
 	"github.com/reinhq/rein/internal/llm"
@@ -60,7 +61,7 @@ var exitTable = []struct {
 	{code: ExitModel, typed: func(err error) bool { _, ok := err.(*llm.Error); return ok }},
 	{code: ExitUsage, sentinels: []error{ErrUsage, system.ErrConfig, system.ErrAuthPermissions, system.ErrNoSession,
 		telemetry.ErrConfig, sandbox.ErrUnavailable, llm.ErrBadModelsFile, session.ErrBadForkPoint,
-		kernel.ErrNothingToContinue, contextpack.ErrNothingToCompact,
+		kernel.ErrNothingToContinue, system.ErrNothingPending, contextpack.ErrNothingToCompact, gitx.ErrNotRepo, gitx.ErrNoGit,
 		delivery.ErrInvalidProfile, delivery.ErrNoProfile, delivery.ErrNoRun, delivery.ErrUsage, delivery.ErrFinished,
 		delivery.ErrNotRunnable,
 		artifact.ErrMalformed, artifact.ErrInvalidDigest, artifact.ErrInvalidReference, artifact.ErrOutsideRoots,
