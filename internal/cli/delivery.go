@@ -343,7 +343,7 @@ continue), status and abort.`,
 			}
 			data, err := os.ReadFile(answersFile)
 			if err != nil {
-				return fmt.Errorf("%w: answers: %v", ErrUsage, err)
+				return fmt.Errorf("%w: answers: %w", ErrUsage, err)
 			}
 			answers, err := delivery.ParseAnswers(data)
 			if err != nil {

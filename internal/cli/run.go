@@ -149,7 +149,7 @@ func readPrompt(e *env, args []string, optional bool) (string, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(e.stdin, 16<<20))
 	if err != nil {
-		return "", fmt.Errorf("%w: reading the prompt from stdin: %v", ErrUsage, err)
+		return "", fmt.Errorf("%w: reading the prompt from stdin: %w", ErrUsage, err)
 	}
 	p := strings.TrimSpace(string(data))
 	if p == "" && !optional {

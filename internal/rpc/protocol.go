@@ -139,7 +139,7 @@ type (
 func parseHeader(line []byte) (h header, err error) {
 	tree, err := strictjson.Decode(string(line))
 	if err != nil {
-		return h, fmt.Errorf("malformed command: %v", err)
+		return h, fmt.Errorf("malformed command: %w", err)
 	}
 	obj, ok := tree.(map[string]any)
 	if !ok {
@@ -163,7 +163,7 @@ func parseHeader(line []byte) (h header, err error) {
 // decode reads a whole command strictly into v (unknown fields are errors).
 func decode(line []byte, v any) error {
 	if err := strictjson.Unmarshal(line, v); err != nil {
-		return fmt.Errorf("invalid command: %v", err)
+		return fmt.Errorf("invalid command: %w", err)
 	}
 	return nil
 }

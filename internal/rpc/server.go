@@ -462,7 +462,7 @@ func (s *server) reopen(req OpenRequest) error {
 			if rt, rerr := s.host.Open(s.ctx, s.request(back)); rerr == nil {
 				s.rt = rt
 			} else {
-				err = fmt.Errorf("%w; reopening with the previous model failed too: %v", err, rerr)
+				err = fmt.Errorf("%w; reopening with the previous model failed too: %w", err, rerr)
 			}
 			return err
 		}

@@ -204,7 +204,7 @@ func newMatcher(q Query) (*matcher, error) {
 	}
 	line, err := regexp.Compile(expr)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrPattern, err)
+		return nil, fmt.Errorf("%w: %w", ErrPattern, err)
 	}
 	m := &matcher{line: line}
 	if literal {
