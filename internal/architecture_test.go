@@ -78,10 +78,10 @@ var rules = []rule{
 		pending: "#11 policy split",
 	},
 	{
-		pkgs:    []string{"./internal/run/..."},
-		forbid:  []string{"./internal/tool/fstool/...", "./internal/tool/grep/...", "./internal/tool/shell/...", "./internal/llm/..."},
-		allow:   []allowed{{"./internal/llm", "stage attempts read the provider-neutral messages and usage"}},
-		reason:  "A delivery run asks the composition root for every stage's agent through an interface it declares, so a stage attempt gets the model retries, tool surface, permission gate, hooks, telemetry and session lifecycle of any other agent; run links no concrete tool, provider adapter or the script model.",
+		pkgs:   []string{"./internal/run/..."},
+		forbid: []string{"./internal/tool/fstool/...", "./internal/tool/grep/...", "./internal/tool/shell/...", "./internal/llm/..."},
+		allow:  []allowed{{"./internal/llm", "stage attempts read the provider-neutral messages and usage"}},
+		reason: "A delivery run asks the composition root for every stage's agent through an interface it declares, so a stage attempt gets the model retries, tool surface, permission gate, hooks, telemetry and session lifecycle of any other agent; run links no concrete tool, provider adapter or the script model.",
 	},
 }
 
