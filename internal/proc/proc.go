@@ -119,11 +119,12 @@ func (r Result) String() string {
 // also gets SIGKILL when rein dies (see the package documentation for the limits). Run
 // never returns an error: every ending, a failure to start included, is a [Result].
 func Run(ctx context.Context, s Spec) Result {
-	runCtx, cancel := context.WithCancel(ctx)
+	runCtx := ctx
 	if s.Timeout > 0 {
+		var cancel context.CancelFunc
 		runCtx, cancel = context.WithTimeout(ctx, s.Timeout)
+		defer cancel()
 	}
-	defer cancel()
 
 	cmd := exec.CommandContext(runCtx, s.Path)
 	if s.Args != nil {
