@@ -58,9 +58,16 @@ func TestKilledReinLeavesNoChild(t *testing.T) {
 	go func() { exited <- rein.Wait() }()
 
 	pid := waitForPid(t, filepath.Join(ws, "child.pid"), rein.Process, exited, &output)
-	if cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); !bytes.HasPrefix(cmdline, []byte("sleep\x00")) {
-		_ = rein.Process.Kill()
-		t.Fatalf("pid %d is not the sleep (cmdline %q)", pid, cmdline)
+	// The shell writes the file, then execs sleep: wait (bounded) until the exec is done.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if bytes.HasPrefix(cmdline, []byte("sleep\x00")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = rein.Process.Kill()
+			t.Fatalf("pid %d did not become the sleep (cmdline %q)", pid, cmdline)
+		}
 	}
 	if err := rein.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
