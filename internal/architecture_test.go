@@ -72,10 +72,9 @@ var rules = []rule{
 		reason: "The rein binary speaks JSON over HTTP to providers, JSON lines to its clients and OTLP/HTTP JSON (its own encoder) to trace collectors; a gRPC or protobuf module would add megabytes and a large dependency tree for nothing rein needs. One that must come in gets an allow entry saying why.",
 	},
 	{
-		pkgs:    []string{"./internal/tool/fstool/..."},
-		forbid:  []string{"mvdan.cc/sh/...", "./internal/sandbox/..."},
-		reason:  "The file tools confine paths with os.Root and the protected-path matcher; they link neither the shell parser nor the sandbox, which only the bash tool and approved commands need.",
-		pending: "#11 policy split",
+		pkgs:   []string{"./internal/tool/fstool/..."},
+		forbid: []string{"mvdan.cc/sh/...", "./internal/sandbox/..."},
+		reason: "The file tools confine paths with os.Root and the protected-path matcher; they link neither the shell parser nor the sandbox, which only the bash tool and approved commands need.",
 	},
 	{
 		pkgs:   []string{"./internal/run/..."},

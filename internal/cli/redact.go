@@ -6,12 +6,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/reinhq/rein/internal/policy"
+	"github.com/reinhq/rein/internal/secret"
 )
 
 // Secret scanning of transcripts rein hands over (rein session export and show).
 //
-// The text is scanned with policy.Scan and every finding is replaced by
+// The text is scanned with secret.Scan and every finding is replaced by
 // "[REDACTED:rule-id]"; stderr gets a notice naming the rules and counts. The ledger is never
 // changed: it is the record of what happened, and redaction applies only to what leaves it.
 // A scanner error fails closed: nothing is written and the command exits 4 (blocked).
@@ -23,8 +23,8 @@ import (
 // Exporting a session is the point where a transcript is made to be shared, and the
 // point where it is scanned.
 
-// markdownChunk bounds the pieces a markdown transcript is scanned in (policy.Scan refuses
-// more than policy.MaxScanBytes at once); pieces are cut only before a "## " heading, so a
+// markdownChunk bounds the pieces a markdown transcript is scanned in (secret.Scan refuses
+// more than secret.MaxScanBytes at once); pieces are cut only before a "## " heading, so a
 // message is scanned whole.
 const markdownChunk = 16 << 20
 
@@ -63,14 +63,14 @@ func redactMarkdown(text string, counts map[string]int) (string, error) {
 		}
 		piece := text[:n]
 		text = text[n:]
-		fs, err := policy.Scan(piece)
+		fs, err := secret.Scan(piece)
 		if err != nil {
 			return "", err
 		}
 		for _, f := range fs {
 			counts[f.RuleID]++
 		}
-		b.WriteString(policy.RedactFindings(piece, fs))
+		b.WriteString(secret.RedactFindings(piece, fs))
 	}
 	return b.String(), nil
 }
@@ -101,7 +101,7 @@ func redactJSONStrings(doc string, counts map[string]int) (string, error) {
 				return "", fmt.Errorf("JSON string at byte %d: %w", i, err)
 			}
 		}
-		fs, err := policy.Scan(s)
+		fs, err := secret.Scan(s)
 		if err != nil {
 			return "", err
 		}
@@ -109,7 +109,7 @@ func redactJSONStrings(doc string, counts map[string]int) (string, error) {
 			for _, f := range fs {
 				counts[f.RuleID]++
 			}
-			enc, err := json.Marshal(policy.RedactFindings(s, fs))
+			enc, err := json.Marshal(secret.RedactFindings(s, fs))
 			if err != nil {
 				return "", err
 			}
@@ -148,5 +148,5 @@ func redactionNotice(counts map[string]int) string {
 		noun = "secret"
 	}
 	return fmt.Sprintf("redacted %d %s (%s; secret rules %s) from the output; the session ledger is unchanged",
-		total, noun, strings.Join(parts, ", "), policy.RuleSetVersion)
+		total, noun, strings.Join(parts, ", "), secret.RuleSetVersion)
 }

@@ -6,13 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reinhq/rein/internal/policy"
+	"github.com/reinhq/rein/internal/refusal"
+	"github.com/reinhq/rein/internal/secret"
 )
 
 // TestRedactTranscriptFailsClosed: text the scanner refuses is not returned at all, and the
 // error maps to exit 4.
 func TestRedactTranscriptFailsClosed(t *testing.T) {
-	huge := strings.Repeat("a", policy.MaxScanBytes+1)
+	huge := strings.Repeat("a", secret.MaxScanBytes+1)
 	for name, c := range map[string]struct {
 		text   string
 		isJSON bool
@@ -25,7 +26,7 @@ func TestRedactTranscriptFailsClosed(t *testing.T) {
 			t.Errorf("%s: out %d bytes, notice %q, err %v", name, len(out), notice, err)
 			continue
 		}
-		if code, _ := policy.CodeOf(err); code != policy.CodeScanFailed || !errors.Is(err, ErrBlocked) || ExitCode(err) != ExitBlocked {
+		if code, _ := refusal.CodeOf(err); code != secret.CodeScanFailed || !errors.Is(err, ErrBlocked) || ExitCode(err) != ExitBlocked {
 			t.Errorf("%s: err = %v (exit %d)", name, err, ExitCode(err))
 		}
 		if !strings.Contains(err.Error(), "nothing was written") {

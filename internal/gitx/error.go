@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os/exec"
 	"strings"
+
+	"github.com/reinhq/rein/internal/proc"
 )
 
 var (
@@ -22,22 +24,24 @@ type Error struct {
 	Args     []string // the caller's arguments, without the hardening options
 	ExitCode int      // git's exit status; -1 when it did not start or was killed
 	Stderr   string   // the first StderrCap bytes of stderr, trimmed
-	// Err is the cause: an *exec.ExitError, the error starting git, or the context's error.
+	// Err is the cause: the error starting git, or how it ended ("exit status 128", "canceled").
 	Err error
 	// cond is the condition the failure means (ErrNotRepo, ErrNoGit, a context error) or nil.
 	cond error
 }
 
-func newError(ctx context.Context, args []string, err error, stderr string) *Error {
-	e := &Error{Args: args, ExitCode: -1, Stderr: strings.TrimSpace(stderr), Err: err}
-	var exit *exec.ExitError
+func newError(ctx context.Context, args []string, res proc.Result, stderr string) *Error {
+	e := &Error{Args: args, ExitCode: -1, Stderr: strings.TrimSpace(stderr), Err: res.Err}
+	if e.Err == nil {
+		e.Err = errors.New(res.String())
+	}
 	switch {
 	case ctx.Err() != nil:
 		e.cond = ctx.Err()
-	case errors.Is(err, exec.ErrNotFound):
+	case errors.Is(res.Err, exec.ErrNotFound):
 		e.cond = ErrNoGit
-	case errors.As(err, &exit):
-		e.ExitCode = exit.ExitCode()
+	case res.Outcome == proc.Exited:
+		e.ExitCode = res.Code
 		// LC_ALL=C keeps this message in English.
 		if strings.Contains(e.Stderr, "not a git repository") {
 			e.cond = ErrNotRepo

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"time"
 
-	"github.com/reinhq/rein/internal/procgroup"
+	"github.com/reinhq/rein/internal/proc"
 )
 
 // hardening comes before the caller's arguments on every invocation (see the package doc).
@@ -64,20 +63,15 @@ func (r Runner) Run(ctx context.Context, args ...string) ([]byte, error) {
 // exec is the one place that builds and starts a git process: hardening, then extra (driver
 // overrides), then args.
 func (r Runner) exec(ctx context.Context, extra, args []string) ([]byte, error) {
-	argv := slices.Concat(hardening, extra, withDiffOptions(args))
-	cmd := exec.CommandContext(ctx, "git", argv...)
-	cmd.Dir = r.Dir
-	cmd.Env = environment()
-	cmd.Stdin = nil // /dev/null
+	argv := slices.Concat([]string{"git"}, hardening, extra, withDiffOptions(args))
 	var stdout bytes.Buffer
 	stderr := &capped{max: StderrCap}
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
-	procgroup.Own(cmd, waitDelay)
-	err := cmd.Run()
-	if err == nil {
+	res := proc.Run(ctx, proc.Spec{Path: "git", Args: argv, Dir: r.Dir, Env: environment(),
+		Stdout: &stdout, Stderr: stderr, WaitDelay: waitDelay, KillGroupOnExit: true})
+	if res.Outcome == proc.Exited && res.Code == 0 {
 		return stdout.Bytes(), nil
 	}
-	return stdout.Bytes(), newError(ctx, args, err, stderr.String())
+	return stdout.Bytes(), newError(ctx, args, res, stderr.String())
 }
 
 // environment is git's environment, built from scratch (see the package doc).

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/reinhq/rein/internal/pathrule"
 )
 
 // DecideCommand checks a bash command line. The line is parsed and every simple command in
@@ -164,9 +166,9 @@ func (p *Policy) refPaths(ref pathRef, cds []cdEvent) (paths [][2]string, unknow
 func (p *Policy) checkWrites(an *analysis) (Decision, bool) {
 	for _, w := range an.writes {
 		if w.a.glob {
-			for _, g := range p.protected {
+			for _, g := range p.protected.Globs() {
 				if p.refMatches(g, w, an) {
-					return Decision{Verdict: Deny, Code: CodeProtectedPath, Part: w.a.src, Reason: protectedReason(w.a.src, g.Raw)}, true
+					return Decision{Verdict: Deny, Code: CodeProtectedPath, Part: w.a.src, Reason: pathrule.Reason(w.a.src, g.String())}, true
 				}
 			}
 			continue
@@ -178,7 +180,7 @@ func (p *Policy) checkWrites(an *analysis) (Decision, bool) {
 			continue
 		}
 		paths, unknown := p.refPaths(w, an.cds)
-		if unknown && len(p.protected) > 0 {
+		if unknown && len(p.protected.Globs()) > 0 {
 			return Decision{Verdict: Deny, Code: CodeUnanalysable, Part: w.a.src, Reason: fmt.Sprintf("the line writes to the relative path %s after changing to a directory that cannot be known in advance, so it cannot be checked against the protected paths; use a fixed directory or a path from the workspace root", w.a.src)}, true
 		}
 		for _, rp := range paths {
@@ -187,7 +189,7 @@ func (p *Policy) checkWrites(an *analysis) (Decision, bool) {
 				if shown == "" {
 					shown = rp[1]
 				}
-				return Decision{Verdict: Deny, Code: CodeProtectedPath, Part: w.a.src, Reason: protectedReason(shown, g)}, true
+				return Decision{Verdict: Deny, Code: CodeProtectedPath, Part: w.a.src, Reason: pathrule.Reason(shown, g)}, true
 			}
 		}
 	}
@@ -213,7 +215,7 @@ func (p *Policy) checkPathRules(an *analysis, rules []Rule, v Verdict) (Decision
 			continue
 		}
 		for _, ref := range refs {
-			if p.refMatches(r, ref, an) {
+			if p.refMatches(r.path, ref, an) {
 				return verdictFor(v, r.Raw, ref.a.src, fmt.Sprintf("the command line %s %s, which", verb, ref.a.src)), true
 			}
 		}
@@ -221,9 +223,10 @@ func (p *Policy) checkPathRules(an *analysis, rules []Rule, v Verdict) (Decision
 	return Decision{}, false
 }
 
-// refMatches reports whether a path reference may match a path rule. A glob argument
-// ("cat .e*", "rm -rf .g*") matches when some path it may expand to could match the rule.
-func (p *Policy) refMatches(r Rule, ref pathRef, an *analysis) bool {
+// refMatches reports whether a path reference may match the glob of a path rule or a
+// protected path. A glob argument ("cat .e*", "rm -rf .g*") matches when some path it may
+// expand to could match the glob.
+func (p *Policy) refMatches(g pathrule.Glob, ref pathRef, an *analysis) bool {
 	if !ref.a.static && !ref.a.glob {
 		return false
 	}
@@ -231,15 +234,15 @@ func (p *Policy) refMatches(r Rule, ref pathRef, an *analysis) bool {
 	for _, rp := range paths {
 		if ref.a.glob {
 			target := rp[0]
-			if r.abs {
+			if g.Abs() {
 				target = rp[1]
 			}
-			if target != "" && globsIntersect(splitPath(strings.ToLower(target)), splitPath(strings.ToLower(r.glob)), an.dotglob) {
+			if target != "" && globsIntersect(splitPath(strings.ToLower(target)), splitPath(strings.ToLower(g.Pattern())), an.dotglob) {
 				return true
 			}
 			continue
 		}
-		if p.pathMatches(r, rp[0], rp[1], true) {
+		if g.Match(rp[0], rp[1], true) {
 			return true
 		}
 	}

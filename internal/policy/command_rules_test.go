@@ -3,6 +3,8 @@ package policy
 import (
 	"strings"
 	"testing"
+
+	"github.com/reinhq/rein/internal/refusal"
 )
 
 // testRules is the rule set the command-rule adversarial suite runs against.
@@ -29,7 +31,7 @@ func TestCommandRulesAdversarial(t *testing.T) {
 		name string
 		line string
 		want Verdict
-		code Code
+		code refusal.Code
 	}{
 		// Plain and quoted command names.
 		{"plain", `rm -rf /`, Deny, CodeDenied},

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/reinhq/rein/internal/refusal"
 )
 
 func TestParseRule(t *testing.T) {
@@ -36,18 +38,18 @@ func TestParseRule(t *testing.T) {
 			t.Errorf("ParseRule(%q): %v", c.in, err)
 			continue
 		}
-		if r.Tool != c.tool || r.kind != c.kind || strings.Join(r.tokens, "|") != c.tokens || r.glob != c.glob || r.abs != c.absGlob || r.Raw != c.in {
+		if r.Tool != c.tool || r.kind != c.kind || strings.Join(r.tokens, "|") != c.tokens || r.path.Pattern() != c.glob || r.path.Abs() != c.absGlob || r.Raw != c.in {
 			t.Errorf("ParseRule(%q) = %+v", c.in, r)
 		}
 	}
 	for _, in := range []string{"", "  ", "bash(", "bash()", "bash( )", "(x)", "foo bar", "mcp(x)", "read(../x)", "read(a/../../x)", "read([)", `bash(echo \)`, "bash(** x)", "bash(x"} {
 		_, err := ParseRule(in)
-		if code, _ := CodeOf(err); code != CodeBadRule {
+		if code, _ := refusal.CodeOf(err); code != CodeBadRule {
 			t.Errorf("ParseRule(%q) = %v, want a %s error", in, err, CodeBadRule)
 		}
 	}
 	_, err := New(Config{Rules: Rules{Allow: []string{"bash("}, Deny: []string{"x(y)"}}, Protected: []string{"[", ""}})
-	if code, _ := CodeOf(err); code != CodeBadRule || !strings.Contains(err.Error(), `"bash("`) || !strings.Contains(err.Error(), `"x(y)"`) || !strings.Contains(err.Error(), `protected path "["`) {
+	if code, _ := refusal.CodeOf(err); code != CodeBadRule || !strings.Contains(err.Error(), `"bash("`) || !strings.Contains(err.Error(), `"x(y)"`) || !strings.Contains(err.Error(), `protected path "["`) {
 		t.Errorf("New with bad rules = %v, want every problem listed", err)
 	}
 	if _, err := New(Config{Dir: "relative"}); err == nil {
@@ -143,7 +145,7 @@ func TestDecidePathAdversarial(t *testing.T) {
 		tool string
 		args string
 		want Verdict
-		code Code
+		code refusal.Code
 	}{
 		{"read", `{"path":".env"}`, Deny, CodeDenied},
 		{"read", `{"path":"config/.env"}`, Deny, CodeDenied},
@@ -255,7 +257,7 @@ func TestGlobOperands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for line, want := range map[string]Code{
+	for line, want := range map[string]refusal.Code{
 		"chmod -R 777 .g*":     CodeProtectedPath,
 		"chmod -R 777 ./.gi?":  CodeProtectedPath,
 		"chmod 600 */.git/*":   CodeProtectedPath,
@@ -289,11 +291,11 @@ func TestDecisionErr(t *testing.T) {
 	p := testPolicy(t)
 	d := p.DecideCommand("rm -rf /")
 	err := d.Err()
-	var pe *Error
+	var pe *refusal.Error
 	if !errors.As(err, &pe) || pe.Code != CodeDenied || !strings.Contains(err.Error(), "bash(rm *)") || !strings.Contains(err.Error(), "do not retry") {
 		t.Errorf("Err() = %v", err)
 	}
-	if !errors.Is(err, &Error{Code: CodeDenied}) {
+	if !errors.Is(err, &refusal.Error{Code: CodeDenied}) {
 		t.Error("errors.Is by code failed")
 	}
 	if p.DecideCommand("git status").Err() != nil {

@@ -1,5 +1,8 @@
-// Package policy holds rein's permission building blocks: permission rules for tool calls
-// and bash command lines, role tool surfaces, approved commands, and secret scanning.
+// Package policy decides whether a tool call may run: permission rules for tool calls and
+// bash command lines (with the shell analysis behind them), and role tool surfaces. Its
+// neighbours hold the rest of rein's guards: internal/pathrule the path globs and protected
+// paths (shared with the file tools), internal/command approved commands, internal/secret
+// secret scanning and redaction.
 //
 // # The command rules are NOT a sandbox
 //
@@ -27,7 +30,7 @@
 // Tool names are case-insensitive. Deny wins over ask, ask over allow; a call no rule
 // matches gets [NoMatch] and the caller's default.
 //
-// Path globs ([github.com/bmatcuk/doublestar/v4]) match the cleaned, workspace-relative,
+// Path globs ([github.com/bmatcuk/doublestar/v4], matched by internal/pathrule) match the cleaned, workspace-relative,
 // slash-separated path: "docs/**", "**/.env", "*.go" (top level only). "./" and a trailing
 // "/" are dropped, "~/" is the home directory, and a glob starting with "/" matches absolute
 // paths. A glob also matches everything below a directory it matches ("write(docs)" covers
@@ -87,7 +90,7 @@
 // Otherwise an ask match makes it [Ask]; it is [Allow] only when every command is matched
 // by an allow rule — wrappers whose inner command is judged on its own (env, nice, timeout,
 // bash -c, eval, xargs…) need no rule; sudo, doas, chroot and su do. A command that sets a
-// variable changing what programs run (PATH, LD_PRELOAD, GIT_*, BASH_ENV… see [UnsafeEnv]),
+// variable changing what programs run (PATH, LD_PRELOAD, GIT_*, BASH_ENV… see [command.UnsafeEnv]),
 // directly, through env or export, read or printf -v, or a line using hash -p, is never
 // approved by a specific allow rule (the verdict is NoMatch); only a whole-tool "bash"
 // allow approves it.
@@ -106,37 +109,9 @@
 // never sees a tool it cannot use; [Surface.Check] refuses a call outside the surface with
 // [CodeReviewMutation] for a reviewer and [CodeToolNotInRole] otherwise.
 //
-// # Approved commands
-//
-// [Run] runs a [Command] — id, argv, working directory, an allowlist of environment names,
-// a timeout — without a shell: the environment is PATH=[FixedPath], the allowlisted
-// variables (never one of [UnsafeEnv]) and [FixedEnv]; stdin is /dev/null; the command leads
-// its own process group, and the timeout, a cancelled context, or the command's own exit
-// kill the whole group; output (stdout and stderr merged) keeps its last bytes with a
-// truncation notice. With [Command.Sandbox] set it runs inside that bubblewrap sandbox (no
-// network, only the workspace writable, $REIN_HOME invisible); a sandbox that cannot start
-// is [CodeCommandFailed], never an unsandboxed run. A [Registry] resolves ids; an unknown
-// id is [CodeUnknownCommand].
-//
-// # Secret scanning
-//
-// [Scan] finds secrets with a versioned rule set ([RuleSetVersion], [SecretRuleIDs]):
-// PEM private keys, AWS access key ids and secret keys, GCP API keys and service-account
-// keys, GitHub (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_), GitLab (glpat- and other gl*-
-// tokens), Slack tokens and webhooks, Stripe live keys, Anthropic (sk-ant-), OpenAI
-// (sk-proj-, sk-svcacct-, sk-admin-, legacy sk-), JWTs, bearer tokens, and high-entropy
-// values assigned to secret-like names (password, secret, token, api_key…, entropy ≥ 3.5
-// bits per byte, documentation placeholders ignored). Long base64 runs are decoded once and
-// scanned with the specific rules. A [Finding] holds the rule, the byte range and a preview
-// that shows only the public prefix ("ghp_…[github-token, 40 bytes]"). [Redact] replaces
-// each finding with "[REDACTED:rule-id]".
-//
-// Contract: a scanner error ([CodeScanFailed]: text over [MaxScanBytes], an internal
-// failure) means the text was not scanned. Callers must refuse to emit it; [Redact] returns
-// a fixed notice in place of the text.
-//
 // # Errors
 //
-// Every refusal is an *[Error] with a [Code] and a message that says what to do;
-// [Decision.Err] turns a Deny or Ask into one. [CodeOf] extracts the code.
+// Every refusal is an *[refusal.Error] with a code ([CodeDenied], [CodeProtectedPath]…) and a
+// message that says what to do; [Decision.Err] turns a Deny or Ask into one.
+// [refusal.CodeOf] extracts the code.
 package policy

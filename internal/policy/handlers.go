@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/reinhq/rein/internal/command"
 )
 
 // handlers look inside commands that run other commands or change what later commands do.
@@ -107,7 +109,7 @@ func envCmd(c *cmdCtx) {
 				break
 			}
 			name, _, ok := strings.Cut(a.text, "=")
-			if !ok || !validEnvName(name) {
+			if !ok || !command.ValidEnvName(name) {
 				break
 			}
 			names = append(names, name)
@@ -140,18 +142,6 @@ func splitWords(a arg) ([]arg, bool) {
 	return out, err == nil
 }
 
-func validEnvName(s string) bool {
-	if s == "" || s[0] >= '0' && s[0] <= '9' {
-		return false
-	}
-	for _, c := range s {
-		if c != '_' && !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && !(c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
 func sudoCmd(c *cmdCtx) {
 	spec := optSpec{
 		flags:     "ABbEeHiKklnPSsVv",
@@ -170,7 +160,7 @@ func sudoCmd(c *cmdCtx) {
 	var names []string
 	for i < len(c.argv) && c.argv[i].static {
 		name, _, ok := strings.Cut(c.argv[i].text, "=")
-		if !ok || !validEnvName(name) {
+		if !ok || !command.ValidEnvName(name) {
 			break
 		}
 		names = append(names, name)

@@ -40,7 +40,7 @@ type Surface struct {
 
 // SurfaceFor returns the tool surface of role. contract names the contract tools of the
 // run (submitting a plan, a candidate, a review); they are added to every role but default,
-// which sees everything anyway. An unknown role is an *[Error] with [CodeUnknownRole].
+// which sees everything anyway. An unknown role is an *[refusal.Error] with [CodeUnknownRole].
 func SurfaceFor(role Role, contract ...string) (Surface, error) {
 	var names []string
 	switch role {

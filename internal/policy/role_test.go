@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/internal/tool"
+
+	"github.com/reinhq/rein/internal/refusal"
 )
 
 type fakeTool string
@@ -86,8 +88,8 @@ func TestRoleSurfaces(t *testing.T) {
 	}
 }
 
-func isCode(err error, c Code) bool {
-	got, ok := CodeOf(err)
+func isCode(err error, c refusal.Code) bool {
+	got, ok := refusal.CodeOf(err)
 	return ok && got == c
 }
 

@@ -2,12 +2,9 @@ package policy
 
 import (
 	"fmt"
-	"os"
-	"path"
-	"path/filepath"
 	"strings"
 
-	"github.com/bmatcuk/doublestar/v4"
+	"github.com/reinhq/rein/internal/pathrule"
 )
 
 // Rules are permission rules as written in settings:
@@ -68,14 +65,13 @@ type Rule struct {
 	Pattern string
 
 	kind   ruleKind
-	tokens []string // command rule: word patterns; "**" stands for any number of words
-	glob   string   // path rule: cleaned doublestar pattern
-	abs    bool     // path rule: glob is absolute
+	tokens []string      // command rule: word patterns; "**" stands for any number of words
+	path   pathrule.Glob // path rule: the glob
 }
 
 // ParseRule parses one rule: a tool name ("edit", "bash") for the whole tool, or a tool name
 // with a pattern in parentheses ("bash(git push *)", "read(**/.env)"). Only bash and the file
-// tools take a pattern. Errors are *[Error] with [CodeBadRule].
+// tools take a pattern. Errors are *[refusal.Error] with [CodeBadRule].
 func ParseRule(s string) (Rule, error) {
 	raw := s
 	s = strings.TrimSpace(s)
@@ -116,11 +112,11 @@ func ParseRule(s string) (Rule, error) {
 		}
 		r.kind, r.tokens = kindCommand, toks
 	case ToolRead, ToolWrite, ToolEdit, ToolGrep, ToolFind, ToolLs:
-		g, abs, err := pathGlob(pattern)
+		g, err := pathrule.Compile(pattern)
 		if err != nil {
 			return bad("%v", err)
 		}
-		r.kind, r.glob, r.abs = kindPath, g, abs
+		r.kind, r.path = kindPath, g
 	default:
 		return bad("only bash and the file tools (read, write, edit, grep, find, ls) take a pattern")
 	}
@@ -256,51 +252,4 @@ func unescapePattern(pat string) string {
 		b.WriteByte(pat[i])
 	}
 	return b.String()
-}
-
-// pathGlob cleans a path pattern: "./" and a trailing "/" are dropped, "~/" is expanded to
-// the home directory; an absolute pattern matches absolute paths.
-func pathGlob(p string) (string, bool, error) {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", false, fmt.Errorf("cannot expand ~: %v", err)
-		}
-		p = filepath.ToSlash(home) + strings.TrimPrefix(p, "~")
-	}
-	abs := strings.HasPrefix(p, "/")
-	for strings.HasPrefix(p, "./") {
-		p = strings.TrimLeft(strings.TrimPrefix(p, "./"), "/")
-	}
-	if len(p) > 1 {
-		p = strings.TrimRight(p, "/")
-	}
-	if p == "" {
-		p = "."
-	}
-	if strings.Contains("/"+p+"/", "/../") {
-		return "", false, fmt.Errorf("a path pattern must not contain \"..\"")
-	}
-	if !doublestar.ValidatePattern(p) {
-		return "", false, fmt.Errorf("%q is not a valid glob", p)
-	}
-	return p, abs, nil
-}
-
-// globMatch reports whether glob matches p or one of p's parent directories, so a rule for a
-// directory covers what is inside it. fold compares case-insensitively.
-func globMatch(glob, p string, fold bool) bool {
-	if fold {
-		glob, p = strings.ToLower(glob), strings.ToLower(p)
-	}
-	for {
-		if doublestar.MatchUnvalidated(glob, p) {
-			return true
-		}
-		parent := path.Dir(p)
-		if parent == p || parent == "." || parent == "/" {
-			return false
-		}
-		p = parent
-	}
 }

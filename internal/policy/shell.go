@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/reinhq/rein/internal/refusal"
 )
 
 // Limits of the command-line analysis. Past them a line is refused, never waved through.
@@ -62,7 +64,7 @@ type analysis struct {
 	risky string
 	// dotglob: the line may make wildcards match names starting with a dot.
 	dotglob bool
-	err     *Error
+	err     *refusal.Error
 }
 
 // analyse parses a bash command line and collects every simple command, redirection and
@@ -83,7 +85,7 @@ type walker struct {
 	cdpath bool
 }
 
-func (w *walker) fail(code Code, format string, args ...any) {
+func (w *walker) fail(code refusal.Code, format string, args ...any) {
 	if w.an.err == nil {
 		w.an.err = errorf(code, format, args...)
 	}

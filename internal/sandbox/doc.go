@@ -1,7 +1,7 @@
 // Package sandbox confines commands with bubblewrap (the bwrap program, Debian package
 // "bubblewrap"). A [Sandbox] turns a command (argv, working directory, environment) into a
 // bwrap command line; the bash tool (internal/tool/shell) and approved commands
-// (internal/policy) run through it when rein runs with --sandbox.
+// (internal/command) run through it when rein runs with --sandbox.
 //
 // # What the sandbox guarantees
 //

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/reinhq/rein/internal/proc"
 )
 
 // Package is the name of the package that provides bwrap.
@@ -251,8 +253,6 @@ func (s *Sandbox) Env(env []string) []string {
 // Check runs a trivial command in the sandbox and fails, wrapping [ErrUnavailable], when
 // bwrap cannot build the sandbox here (for example when user namespaces are disabled).
 func (s *Sandbox) Check(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
 	truePath, err := exec.LookPath("true")
 	if err != nil {
 		truePath = "/bin/true"
@@ -261,14 +261,12 @@ func (s *Sandbox) Check(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Env = s.Env(os.Environ())
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
+	res := proc.Run(ctx, proc.Spec{Path: args[0], Args: args, Env: s.Env(os.Environ()), Stderr: &stderr, Timeout: 30 * time.Second})
+	if res.Outcome != proc.Exited || res.Code != 0 {
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {
-			msg = err.Error()
+			msg = res.String()
 		}
 		return unavailable("bubblewrap (%s) is installed but cannot build a sandbox here: %s; user namespaces may be disabled (see the sysctls kernel.unprivileged_userns_clone and user.max_user_namespaces, or AppArmor's restrictions on unprivileged user namespaces), or run without --sandbox",
 			s.bwrap, msg)

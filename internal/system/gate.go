@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/pathrule"
 	"github.com/reinhq/rein/internal/policy"
+	"github.com/reinhq/rein/internal/refusal"
 	"github.com/reinhq/rein/internal/tool"
 )
 
@@ -24,7 +25,7 @@ type permissionGate struct {
 }
 
 // needsApproval is an ask refusal nobody could answer: its text is the policy's, and it
-// matches both the *policy.Error and kernel.ErrNeedsApproval.
+// matches both the *refusal.Error and kernel.ErrNeedsApproval.
 type needsApproval struct{ err error }
 
 func (e *needsApproval) Error() string   { return e.err.Error() }
@@ -42,24 +43,24 @@ func (g *permissionGate) Check(_ context.Context, call *llm.ToolCall, spec tool.
 		}
 		yes, err := g.confirm(fmt.Sprintf("rein: %s wants to run: %s\n(permission rule %q asks first) Allow it once? [y/N] ", spec.Name, d.Part, d.Rule))
 		if err != nil {
-			return &needsApproval{err: &policy.Error{Code: policy.CodeApprovalRequired, Message: d.Reason, Err: err}}
+			return &needsApproval{err: &refusal.Error{Code: policy.CodeApprovalRequired, Message: d.Reason, Err: err}}
 		}
 		if !yes {
-			return &policy.Error{Code: policy.CodeApprovalRequired, Message: fmt.Sprintf("the user declined %s (rule %q); do not retry it: choose another approach, or ask the user what to do", d.Part, d.Rule)}
+			return &refusal.Error{Code: policy.CodeApprovalRequired, Message: fmt.Sprintf("the user declined %s (rule %q); do not retry it: choose another approach, or ask the user what to do", d.Part, d.Rule)}
 		}
 	}
 	return nil
 }
 
 // newPolicy compiles the merged permission rules for a run in the workspace dir of the
-// project root. Besides policy.DefaultProtected (relative to the workspace), writes may never
+// project root. Besides pathrule.DefaultProtected (relative to the workspace), writes may never
 // touch $REIN_HOME (settings, trust decisions, sessions) or the project's .git and .rein when
 // the workspace is below the project root.
 func newPolicy(rules policy.Rules, dir, root, home string) (*policy.Policy, error) {
-	protected := append([]string(nil), policy.DefaultProtected...)
+	protected := append([]string(nil), pathrule.DefaultProtected...)
 	for _, p := range []string{home, filepath.Join(root, ".git"), filepath.Join(root, ".rein")} {
 		if p != "" && filepath.IsAbs(p) {
-			protected = append(protected, globEscape(filepath.ToSlash(p)))
+			protected = append(protected, pathrule.EscapeGlob(filepath.ToSlash(p)))
 		}
 	}
 	pol, err := policy.New(policy.Config{Rules: rules, Dir: dir, Protected: protected})
@@ -67,16 +68,4 @@ func newPolicy(rules policy.Rules, dir, root, home string) (*policy.Policy, erro
 		return nil, fmt.Errorf("%w: permission rules: %w", ErrConfig, err)
 	}
 	return pol, nil
-}
-
-// globEscape quotes the glob metacharacters of a literal path.
-func globEscape(p string) string {
-	var b strings.Builder
-	for _, r := range p {
-		if strings.ContainsRune(`*?[]{}\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/reinhq/rein/internal/policy"
+	"github.com/reinhq/rein/internal/pathrule"
 	"github.com/reinhq/rein/internal/sandbox"
 	"github.com/reinhq/rein/internal/tool"
 	"github.com/reinhq/rein/internal/tool/fstool"
@@ -49,7 +49,7 @@ func workspaceProtected(o Options) []string {
 	globs := slices.Clone(fstool.DefaultProtected)
 	if o.Home != "" {
 		if h, err := filepath.Abs(o.Home); err == nil {
-			globs = append(globs, policy.EscapeGlob(filepath.ToSlash(h)))
+			globs = append(globs, pathrule.EscapeGlob(filepath.ToSlash(h)))
 		}
 	}
 	return globs

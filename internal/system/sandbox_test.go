@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/reinhq/rein/internal/policy"
+	"github.com/reinhq/rein/internal/pathrule"
 	"github.com/reinhq/rein/internal/sandbox"
 	"github.com/reinhq/rein/internal/sandbox/sandboxtest"
 	"github.com/reinhq/rein/internal/tool"
@@ -40,7 +40,7 @@ func TestOpenSandbox(t *testing.T) {
 func TestWorkspaceProtectedHome(t *testing.T) {
 	dir := t.TempDir()
 	globs := workspaceProtected(Options{Home: filepath.Join(dir, "odd[home]")})
-	pp, err := policy.NewProtectedPaths(globs, dir)
+	pp, err := pathrule.NewProtectedPaths(globs, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

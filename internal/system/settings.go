@@ -10,6 +10,7 @@ import (
 
 	"github.com/reinhq/rein/internal/hooks/command"
 	"github.com/reinhq/rein/internal/policy"
+	"github.com/reinhq/rein/internal/refusal"
 	"github.com/reinhq/rein/internal/strictjson"
 )
 
@@ -142,7 +143,7 @@ func ReadSettings(path string, global bool) (Settings, error) {
 		for i, r := range l.rules {
 			if _, err := policy.ParseRule(r); err != nil {
 				msg := err.Error()
-				if pe, ok := errors.AsType[*policy.Error](err); ok {
+				if pe, ok := errors.AsType[*refusal.Error](err); ok {
 					msg = pe.Message
 				}
 				return bad("permissions.%s[%d]: %s", l.name, i, msg)

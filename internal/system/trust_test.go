@@ -11,6 +11,7 @@ import (
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/policy"
+	"github.com/reinhq/rein/internal/refusal"
 	"github.com/reinhq/rein/internal/tool"
 )
 
@@ -212,7 +213,7 @@ turns:
 	if !errors.Is(err, kernel.ErrNeedsApproval) || out.Status != kernel.StatusBlocked || exists(filepath.Join(dir, "made.txt")) {
 		t.Fatalf("non-interactive: %v, status %s", err, out.Status)
 	}
-	if c, _ := policy.CodeOf(out.Refused[0].Err); c != policy.CodeApprovalRequired {
+	if c, _ := refusal.CodeOf(out.Refused[0].Err); c != policy.CodeApprovalRequired {
 		t.Errorf("refusal code %q", c)
 	}
 	// Declined: refused, but the run is not blocked (the user answered).

@@ -3,12 +3,11 @@ package command
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os/exec"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/reinhq/rein/internal/proc"
 )
 
 // waitDelay bounds the wait for a command's output pipes once its shell exited (a background
@@ -65,48 +64,26 @@ func (c *capped) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// execute runs command with sh -c in dir, stdin as its input, in its own process group; the
-// group is killed when timeout passes or ctx ends. Exit statuses 0 and 2 are results; anything
-// else is a *RunError.
+// execute runs command with sh -c in dir, stdin as its input, through the process runner
+// (its own process group, killed when timeout passes or ctx ends). Exit statuses 0 and 2 are
+// results; anything else is a *RunError.
 func execute(ctx context.Context, command, dir string, env []string, stdin []byte, timeout time.Duration) (result, error) {
-	tctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(tctx, "sh", "-c", command)
-	cmd.Dir, cmd.Env = dir, env
-	cmd.Stdin = bytes.NewReader(stdin)
 	stdout, stderr := &capped{max: maxOutputBytes}, &capped{max: maxOutputBytes}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		// The shell leads its group, so -pid names the group: children die with it.
-		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return err
-		}
-		return nil
-	}
-	cmd.WaitDelay = waitDelay
-	err := cmd.Run()
-	res := result{stdout: stdout.buf.Bytes(), stderr: stderr.buf.Bytes()}
+	pr := proc.Run(ctx, proc.Spec{
+		Path: "sh", Args: []string{"sh", "-c", command}, Dir: dir, Env: env,
+		Stdin: bytes.NewReader(stdin), Stdout: stdout, Stderr: stderr,
+		Timeout: timeout, WaitDelay: waitDelay,
+	})
+	res := result{code: pr.Code, stdout: stdout.buf.Bytes(), stderr: stderr.buf.Bytes()}
 	switch {
 	case ctx.Err() != nil:
 		return res, &RunError{Kind: "cancelled", Msg: "cancelled: " + ctx.Err().Error()}
-	case tctx.Err() != nil:
+	case pr.Outcome == proc.TimedOut:
 		return res, &RunError{Kind: "timeout", Msg: fmt.Sprintf("timed out after %s (its process group was killed)", timeout)}
-	}
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil || errors.Is(err, exec.ErrWaitDelay):
-		res.code = 0
-		if cmd.ProcessState != nil {
-			res.code = cmd.ProcessState.ExitCode()
-		}
-	case errors.As(err, &exitErr):
-		res.code = exitErr.ExitCode()
-		if res.code < 0 {
-			return res, &RunError{Kind: "signal", Msg: fmt.Sprintf("killed: %v%s", err, stderrTail(res.stderr))}
-		}
-	default:
-		return res, &RunError{Kind: "start", Msg: fmt.Sprintf("could not run: %v", err)}
+	case pr.Outcome == proc.Signaled:
+		return res, &RunError{Kind: "signal", Msg: fmt.Sprintf("killed: signal: %v%s", pr.Signal, stderrTail(res.stderr))}
+	case pr.Outcome != proc.Exited:
+		return res, &RunError{Kind: "start", Msg: fmt.Sprintf("could not run: %v", pr.Err)}
 	}
 	if res.code != 0 && res.code != 2 {
 		return res, &RunError{Kind: "exit", Code: res.code, Msg: fmt.Sprintf("exit status %d%s", res.code, stderrTail(res.stderr))}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/reinhq/rein/internal/policy"
+	"github.com/reinhq/rein/internal/secret"
 	"github.com/reinhq/rein/internal/strictjson"
 )
 
@@ -170,7 +170,7 @@ func (c *checker) str(path, s string, fd field) {
 // secret scans s and reports whether it holds a secret (or could not be scanned). The
 // secret itself is never repeated.
 func (c *checker) secret(path, s string) bool {
-	fs, err := policy.Scan(s)
+	fs, err := secret.Scan(s)
 	if err != nil {
 		c.ps.add(CodeSecretScanError, path, "the secret scan failed, so the text is refused: %v", err)
 		return true

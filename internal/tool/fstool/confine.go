@@ -10,15 +10,16 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/reinhq/rein/internal/policy"
+	"github.com/reinhq/rein/internal/pathrule"
+	"github.com/reinhq/rein/internal/refusal"
 	"github.com/reinhq/rein/internal/tool"
 )
 
 // DefaultProtected lists the paths write and edit refuse when [tool.Workspace.Protected] is
-// nil: [policy.DefaultProtected] (.git internals, .rein policy files) plus
-// [policy.StoreProtected] (session ledgers, their locks and blob stores). The globs are
-// matched by [policy.ProtectedPaths], the same matcher the permission rules use.
-var DefaultProtected = slices.Concat(policy.DefaultProtected, policy.StoreProtected)
+// nil: [pathrule.DefaultProtected] (.git internals, .rein policy files) plus
+// [pathrule.StoreProtected] (session ledgers, their locks and blob stores). The globs are
+// matched by [pathrule.ProtectedPaths], the same matcher the permission rules use.
+var DefaultProtected = slices.Concat(pathrule.DefaultProtected, pathrule.StoreProtected)
 
 // maxLinkHops bounds symbolic link resolution, as Linux does.
 const maxLinkHops = 40
@@ -46,7 +47,7 @@ func writeTarget(ws *tool.Workspace, rel, shown string) (string, error) {
 	if globs == nil {
 		globs = DefaultProtected
 	}
-	pp, err := policy.NewProtectedPaths(globs, ws.Dir)
+	pp, err := pathrule.NewProtectedPaths(globs, ws.Dir)
 	if err != nil {
 		return "", fmt.Errorf("the workspace's protected paths are invalid, so nothing is written (fix the configuration): %w", err)
 	}
@@ -144,7 +145,7 @@ func writeRegular(ws *tool.Workspace, rel, shown string, data []byte) error {
 		return fmt.Errorf("%s is not a regular file (%s); the file tools only handle regular files", shown, fi.Mode().Type())
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-		return &policy.Error{Code: policy.CodeHardLinked, Message: fmt.Sprintf(
+		return &refusal.Error{Code: pathrule.CodeHardLinked, Message: fmt.Sprintf(
 			"%s has %d hard links: writing it would also change its other names, which may lie outside the workspace or in protected paths, so nothing was written; leave it alone, or remove this name first (rm %s) and write a new file in its place",
 			shown, st.Nlink, shown)}
 	}

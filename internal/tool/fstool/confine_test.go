@@ -8,7 +8,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/reinhq/rein/internal/policy"
+	"github.com/reinhq/rein/internal/pathrule"
+	"github.com/reinhq/rein/internal/refusal"
 	"github.com/reinhq/rein/internal/tool"
 )
 
@@ -90,8 +91,8 @@ func TestProtectedPathsRefused(t *testing.T) {
 			t.Run(name+"/"+c.name, func(t *testing.T) {
 				p := strings.Replace(c.path, "ABS", ws.Dir, 1)
 				_, err := call(t, tl, writeArgsFor(name, p))
-				if code, _ := policy.CodeOf(err); code != policy.CodeProtectedPath {
-					t.Fatalf("%s %q: err = %v, want %s", name, p, err, policy.CodeProtectedPath)
+				if code, _ := refusal.CodeOf(err); code != pathrule.CodeProtectedPath {
+					t.Fatalf("%s %q: err = %v, want %s", name, p, err, pathrule.CodeProtectedPath)
 				}
 				if msg := err.Error(); !strings.Contains(msg, "protected path") || !strings.Contains(msg, c.why) || !strings.Contains(msg, "change files elsewhere") {
 					t.Errorf("%s %q: message does not say why and what to do: %s", name, p, msg)
@@ -135,7 +136,7 @@ func TestProtectedConfigurable(t *testing.T) {
 
 	ws.Protected = []string{"secrets/**", filepath.Join(ws.Dir, "abs") + "/**"}
 	for _, p := range []string{"secrets/key.pem", "secrets/new", "abs/x"} {
-		if _, err := call(t, Write(ws), writeArgsFor("write", p)); !errors.Is(err, &policy.Error{Code: policy.CodeProtectedPath}) {
+		if _, err := call(t, Write(ws), writeArgsFor("write", p)); !errors.Is(err, &refusal.Error{Code: pathrule.CodeProtectedPath}) {
 			t.Errorf("custom list: write %s: %v", p, err)
 		}
 	}
@@ -176,8 +177,8 @@ func TestHardLinksRefused(t *testing.T) {
 		for _, p := range []string{"out-link.txt", "a.txt", "b.txt", "sym-to-hard"} {
 			t.Run(name+"/"+p, func(t *testing.T) {
 				_, err := call(t, tl, writeArgsFor(name, p))
-				if code, _ := policy.CodeOf(err); code != policy.CodeHardLinked {
-					t.Fatalf("%s %s: err = %v, want %s", name, p, err, policy.CodeHardLinked)
+				if code, _ := refusal.CodeOf(err); code != pathrule.CodeHardLinked {
+					t.Fatalf("%s %s: err = %v, want %s", name, p, err, pathrule.CodeHardLinked)
 				}
 				if !strings.Contains(err.Error(), "2 hard links") || !strings.Contains(err.Error(), "nothing was written") {
 					t.Errorf("message: %v", err)

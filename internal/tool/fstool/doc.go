@@ -17,9 +17,9 @@
 //     APPEND_SYSTEM.md, skills/… —, and session ledgers and blob stores lying inside the
 //     workspace — ledger.jsonl, ledger.lock, blobs/sha256/…). The path is checked as given
 //     and with every symbolic link in it resolved, so a link inside the workspace that
-//     points into .git does not open it. The refusal is a *[policy.Error] with
-//     [policy.CodeProtectedPath] whose message says why the path is protected;
-//   - files with more than one hard link ([policy.CodeHardLinked]): a hard link to a file
+//     points into .git does not open it. The refusal is a *[refusal.Error] with
+//     [pathrule.CodeProtectedPath] whose message says why the path is protected;
+//   - files with more than one hard link ([pathrule.CodeHardLinked]): a hard link to a file
 //     outside the workspace is invisible to the root, and writing through it would change
 //     that file. The link count is read from the opened descriptor, which is opened without
 //     following a final symbolic link and without blocking on a FIFO, so the file checked is

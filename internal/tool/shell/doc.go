@@ -6,12 +6,14 @@
 //   - The command runs as `<shell> -c <command>` with the workspace directory as working
 //     directory and stdin connected to /dev/null. The shell is [Options.Shell] when set, else
 //     /bin/bash, else bash on PATH, else sh.
-//   - The shell leads its own process group. A timeout or the cancellation of the Run context
-//     sends SIGKILL to the whole group, so background children and grandchildren die with it.
-//     Processes that leave the group (setsid) survive; once the shell has exited, Run waits at
-//     most a short grace period ([Options.WaitDelay]) for the output pipe to close, so a
-//     survivor holding the pipe cannot make Run hang. A command that exits normally leaves
-//     background processes it started running.
+//   - The shell runs through rein's process runner (internal/proc) and leads its own process
+//     group. A timeout or the cancellation of the Run context sends SIGKILL to the whole
+//     group, so background children and grandchildren die with it. Processes that leave the
+//     group (setsid) survive; once the shell has exited, Run waits at most a short grace
+//     period ([Options.WaitDelay]) for the output pipe to close, so a survivor holding the
+//     pipe cannot make Run hang. A command that exits normally leaves background processes
+//     it started running. On Linux the shell (or what it execs) is killed when rein dies,
+//     even by SIGKILL; processes the shell forked are not (see internal/proc).
 //   - stdout and stderr share one pipe, so their output is kept in arrival order.
 //   - There is no default timeout unless [Options.DefaultTimeout] is set; a per-call timeout is
 //     a number of seconds, > 0 and ≤ [MaxTimeoutSeconds].

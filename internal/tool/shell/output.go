@@ -8,24 +8,25 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reinhq/rein/internal/proc"
 	"github.com/reinhq/rein/internal/tool"
 )
 
 const noOutput = "(no output)"
 
-// output accumulates a command's merged output. Until the output exceeds the limits it keeps
-// all of it; from then on it writes everything to a spill file and keeps a rolling tail of at
-// least 2 × [tool.MaxBytes], enough for [tool.TruncateTail] to cut exactly.
+// output accumulates a command's merged output in a [proc.Tail] of 2 × [tool.MaxBytes]:
+// until the output exceeds the limits the tail holds all of it; from then on everything is
+// also written to a spill file, and the tail is enough for [tool.TruncateTail] to cut
+// exactly.
 type output struct {
 	mu      sync.Mutex
 	tempDir string
 	update  func(tool.Result)
 
-	buf      []byte // everything, or the rolling tail once spilled
-	total    int    // bytes seen
-	newlines int    // '\n' seen
-	lineLen  int    // bytes of the line in progress (after the last '\n')
-	prevLen  int    // bytes of the last completed line
+	tail     *proc.Tail // everything, or the rolling tail once spilled
+	newlines int        // '\n' seen
+	lineLen  int        // bytes of the line in progress (after the last '\n')
+	prevLen  int        // bytes of the last completed line
 
 	file     *os.File
 	path     string
@@ -35,14 +36,14 @@ type output struct {
 }
 
 func newOutput(tempDir string, update func(tool.Result)) *output {
-	return &output{tempDir: tempDir, update: update}
+	return &output{tempDir: tempDir, update: update, tail: proc.NewTail(2 * tool.MaxBytes)}
 }
 
 // Write is called by exec's copying goroutine, one call at a time.
 func (o *output) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.total += len(p)
+	total := int(o.tail.Total()) + len(p)
 	if i := bytes.LastIndexByte(p, '\n'); i >= 0 {
 		n := bytes.Count(p, []byte{'\n'})
 		o.newlines += n
@@ -56,9 +57,9 @@ func (o *output) Write(p []byte) (int, error) {
 	} else {
 		o.lineLen += len(p)
 	}
-	o.buf = append(o.buf, p...)
-	if o.file == nil && o.spillErr == nil && o.exceeds() {
-		o.spill()
+	if o.file == nil && o.spillErr == nil && o.exceedsAt(total) {
+		// Not exceeded before: the tail still holds everything written so far.
+		o.spill(p)
 	} else if o.file != nil {
 		if _, err := o.file.Write(p); err != nil {
 			o.spillErr = err
@@ -67,9 +68,7 @@ func (o *output) Write(p []byte) (int, error) {
 			o.file, o.path = nil, ""
 		}
 	}
-	if (o.file != nil || o.spillErr != nil) && len(o.buf) > 4*tool.MaxBytes {
-		o.buf = append(o.buf[:0], o.buf[len(o.buf)-2*tool.MaxBytes:]...)
-	}
+	o.tail.Write(p)
 	if o.update != nil && time.Since(o.lastUpdate) >= updateEvery {
 		o.lastUpdate = time.Now()
 		text, d := o.snapshot()
@@ -86,15 +85,19 @@ func (o *output) lines() int {
 	return o.newlines
 }
 
-func (o *output) exceeds() bool {
-	body := o.total
-	if o.lineLen == 0 && o.total > 0 {
+func (o *output) exceeds() bool { return o.exceedsAt(int(o.tail.Total())) }
+
+// exceedsAt reports whether total bytes (with the line counts so far) exceed the limits.
+func (o *output) exceedsAt(total int) bool {
+	body := total
+	if o.lineLen == 0 && total > 0 {
 		body-- // the final newline does not count
 	}
 	return o.lines() > tool.MaxLines || body > tool.MaxBytes
 }
 
-func (o *output) spill() {
+// spill starts the spill file with the output so far and p, not yet written to the tail.
+func (o *output) spill(p []byte) {
 	if o.tempDir != "" {
 		// The caller's directory may not exist until the first output spills.
 		if err := os.MkdirAll(o.tempDir, 0o700); err != nil {
@@ -107,7 +110,7 @@ func (o *output) spill() {
 		o.spillErr = err
 		return
 	}
-	if _, err := f.Write(o.buf); err != nil {
+	if _, err := f.Write(append(o.tail.Bytes(), p...)); err != nil {
 		o.spillErr = err
 		f.Close()
 		os.Remove(f.Name())
@@ -120,17 +123,16 @@ func (o *output) spill() {
 // cut, a notice.
 func (o *output) snapshot() (string, *Details) {
 	d := &Details{}
-	tr := tool.TruncateTail(string(o.buf), tool.MaxLines, tool.MaxBytes)
+	tr := tool.TruncateTail(string(o.tail.Bytes()), tool.MaxLines, tool.MaxBytes)
 	text := strings.TrimRight(tr.Content, "\n")
-	whole := len(o.buf) == o.total
-	if !tr.Truncated && whole {
+	if !tr.Truncated && !o.tail.Truncated() {
 		if text == "" {
 			text = noOutput
 		}
 		return text, d
 	}
 	// Counts come from the whole output, not the kept buffer.
-	tr.TotalLines, tr.TotalBytes = o.lines(), o.total
+	tr.TotalLines, tr.TotalBytes = o.lines(), int(o.tail.Total())
 	tr.Truncated = true
 	if tr.By == "" {
 		tr.By = tool.TruncatedByBytes
@@ -174,7 +176,7 @@ func (o *output) result() (string, *Details) {
 			o.spillErr = err
 		}
 		o.file = nil
-		if len(o.buf) == o.total && !o.exceeds() {
+		if !o.tail.Truncated() && !o.exceeds() {
 			// Spilled on a boundary the final cut does not need (a trailing newline).
 			os.Remove(o.path)
 			o.path = ""

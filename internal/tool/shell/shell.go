@@ -3,7 +3,6 @@ package shell
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -11,10 +10,9 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/reinhq/rein/internal/procgroup"
+	"github.com/reinhq/rein/internal/proc"
 	"github.com/reinhq/rein/internal/sandbox"
 	"github.com/reinhq/rein/internal/tool"
 )
@@ -169,12 +167,6 @@ func (b *Bash) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if ctx.Err() != nil {
 		return tool.Result{Content: tool.TextResult("Command aborted").Content, Details: &Details{Aborted: true}, IsError: true}, nil
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if timeout > 0 {
-		runCtx, cancel = context.WithTimeout(runCtx, timeout)
-		defer cancel()
-	}
 
 	out := newOutput(b.opts.TempDir, call.Update)
 	defer out.close()
@@ -188,50 +180,40 @@ func (b *Bash) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 		}
 		env = sb.Env(env)
 	}
-	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
-	cmd.Dir = b.dir
-	cmd.Env = env
-	cmd.Stdin = nil // /dev/null
-	// The same comparable writer for both streams: exec gives them one pipe, so the output
-	// keeps its arrival order.
-	cmd.Stdout = out
-	cmd.Stderr = out
-	killed := procgroup.Own(cmd, b.opts.WaitDelay)
+	pr := proc.Run(ctx, proc.Spec{
+		Path: argv[0], Args: argv, Dir: b.dir, Env: env,
+		// The same comparable writer for both streams: exec gives them one pipe, so the
+		// output keeps its arrival order.
+		Stdout: out, Stderr: out,
+		Timeout: timeout, WaitDelay: b.opts.WaitDelay,
+	})
 
-	if err := cmd.Start(); err != nil {
+	switch pr.Outcome {
+	case proc.StartFailed:
 		if b.opts.Sandbox != nil {
-			return tool.Result{}, fmt.Errorf("start the sandbox (%s); the command was not run: %w", argv[0], err)
+			return tool.Result{}, fmt.Errorf("start the sandbox (%s); the command was not run: %w", argv[0], pr.Err)
 		}
-		return tool.Result{}, fmt.Errorf("start shell %s: %w", b.opts.Shell, err)
+		return tool.Result{}, fmt.Errorf("start shell %s: %w", b.opts.Shell, pr.Err)
+	case proc.WaitFailed:
+		return tool.Result{}, fmt.Errorf("run command: %w", pr.Err)
 	}
-	waitErr := cmd.Wait()
-
 	text, d := out.result()
 	var trailer string
-	switch {
-	case killed() && ctx.Err() != nil:
+	switch pr.Outcome {
+	case proc.Canceled:
 		d.Aborted = true
 		trailer = "Command aborted"
-	case killed():
+	case proc.TimedOut:
 		d.TimedOut = true
 		trailer = fmt.Sprintf("Command timed out after %s seconds", timeoutText)
-	default:
-		var ee *exec.ExitError
-		switch {
-		case waitErr == nil || errors.Is(waitErr, exec.ErrWaitDelay):
-			code := 0
-			d.ExitCode = &code
-		case errors.As(waitErr, &ee):
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				d.Signal = ws.Signal().String()
-				trailer = fmt.Sprintf("Command was killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
-			} else {
-				code := ee.ExitCode()
-				d.ExitCode = &code
-				trailer = fmt.Sprintf("Command exited with code %d", code)
-			}
-		default:
-			return tool.Result{}, fmt.Errorf("run command: %w", waitErr)
+	case proc.Signaled:
+		d.Signal = pr.Signal.String()
+		trailer = fmt.Sprintf("Command was killed by signal %d (%s)", int(pr.Signal), pr.Signal)
+	case proc.Exited:
+		code := pr.Code
+		d.ExitCode = &code
+		if code != 0 {
+			trailer = fmt.Sprintf("Command exited with code %d", code)
 		}
 	}
 	res := tool.Result{Details: d}

@@ -1,4 +1,4 @@
-package policy
+package command
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/internal/refusal"
 )
 
 func TestApprovedCommandEnvScrubbed(t *testing.T) {
@@ -201,4 +203,9 @@ func waitDead(t *testing.T, file string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Errorf("grandchild %d is still running after the timeout", pid)
+}
+
+func isCode(err error, c refusal.Code) bool {
+	got, ok := refusal.CodeOf(err)
+	return ok && got == c
 }

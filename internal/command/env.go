@@ -1,4 +1,4 @@
-package policy
+package command
 
 import (
 	"path"
@@ -11,7 +11,7 @@ import (
 //
 // Approved commands never receive them ([Run] drops them and [NewRegistry] refuses to
 // allowlist them), and a bash command line that sets one of them cannot be approved by a
-// specific allow rule.
+// specific allow rule (internal/policy).
 var UnsafeEnv = []string{
 	"PATH", "CDPATH", "IFS", "GLOBIGNORE",
 	"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "BASH_FUNC_*", "PS4", "PROMPT_COMMAND",
@@ -25,15 +25,8 @@ var UnsafeEnv = []string{
 	"SSH_ASKPASS", "SUDO_ASKPASS", "GPG_AGENT_INFO", "RIPGREP_CONFIG_PATH", "TERMINFO",
 }
 
-// lineUnsafeEnv adds the names that matter when a command line sets them itself: they point
-// programs at other configuration files.
-var lineUnsafeEnv = []string{"HOME", "XDG_CONFIG_HOME", "GOPATH", "GOMODCACHE", "GOPROXY"}
-
-// unsafeEnvName reports whether a command line setting name must not be approved by a
-// specific allow rule: name matches [UnsafeEnv] or lineUnsafeEnv.
-func unsafeEnvName(name string) bool {
-	return matchEnv(name, UnsafeEnv) || matchEnv(name, lineUnsafeEnv)
-}
+// IsUnsafeEnv reports whether the variable name matches [UnsafeEnv].
+func IsUnsafeEnv(name string) bool { return matchEnv(name, UnsafeEnv) }
 
 func matchEnv(name string, patterns []string) bool {
 	u := strings.ToUpper(name)
@@ -43,4 +36,18 @@ func matchEnv(name string, patterns []string) bool {
 		}
 	}
 	return false
+}
+
+// ValidEnvName reports whether s is a portable environment variable name: letters, digits
+// and "_", not starting with a digit.
+func ValidEnvName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for _, c := range s {
+		if c != '_' && !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && !(c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }

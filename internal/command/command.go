@@ -1,8 +1,7 @@
-package policy
+package command
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,12 +9,22 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
-	"github.com/reinhq/rein/internal/procgroup"
+	"github.com/reinhq/rein/internal/proc"
+	"github.com/reinhq/rein/internal/refusal"
 	"github.com/reinhq/rein/internal/sandbox"
+)
+
+// The codes of the refusals of approved commands (*[refusal.Error]). Codes are stable
+// strings, never renamed once released.
+const (
+	// CodeUnknownCommand: no approved command has the requested id.
+	CodeUnknownCommand refusal.Code = "policy.unknown_command"
+	// CodeInvalidCommand: an approved command declaration is unusable.
+	CodeInvalidCommand refusal.Code = "policy.invalid_command"
+	// CodeCommandFailed: an approved command could not be started.
+	CodeCommandFailed refusal.Code = "policy.command_failed"
 )
 
 // FixedPath is the PATH every approved command runs with. It holds only system directories:
@@ -64,13 +73,13 @@ type Command struct {
 	Sandbox *sandbox.Sandbox
 }
 
-// Validate checks a declaration. Errors are *[Error] with [CodeInvalidCommand].
+// Validate checks a declaration. Errors are *[refusal.Error] with [CodeInvalidCommand].
 func (c Command) Validate() error {
 	bad := func(format string, args ...any) error {
-		return errorf(CodeInvalidCommand, "approved command %q: %s", c.ID, fmt.Sprintf(format, args...))
+		return refusal.Errorf(CodeInvalidCommand, "approved command %q: %s", c.ID, fmt.Sprintf(format, args...))
 	}
 	if strings.TrimSpace(c.ID) == "" {
-		return errorf(CodeInvalidCommand, "an approved command needs an id")
+		return refusal.Errorf(CodeInvalidCommand, "an approved command needs an id")
 	}
 	if len(c.Argv) == 0 || c.Argv[0] == "" {
 		return bad("argv is empty; give the program and its arguments")
@@ -87,11 +96,11 @@ func (c Command) Validate() error {
 		return bad("working directory %q is not absolute", c.Dir)
 	}
 	for _, n := range c.Env {
-		if !validEnvName(n) {
+		if !ValidEnvName(n) {
 			return bad("%q is not an environment variable name", n)
 		}
 		if matchEnv(n, UnsafeEnv) {
-			return bad("%s may not be passed to an approved command: it changes what programs run or load (see policy.UnsafeEnv)", n)
+			return bad("%s may not be passed to an approved command: it changes what programs run or load (see command.UnsafeEnv)", n)
 		}
 	}
 	if c.Sandbox != nil {
@@ -123,7 +132,7 @@ func NewRegistry(cmds ...Command) (*Registry, error) {
 			return nil, err
 		}
 		if _, dup := r.byID[c.ID]; dup {
-			return nil, errorf(CodeInvalidCommand, "approved command id %q is declared twice", c.ID)
+			return nil, refusal.Errorf(CodeInvalidCommand, "approved command id %q is declared twice", c.ID)
 		}
 		c.Argv = slices.Clone(c.Argv)
 		c.Env = slices.Clone(c.Env)
@@ -142,7 +151,7 @@ func (r *Registry) IDs() []string {
 	return ids
 }
 
-// Get returns the command with the given id; an unknown id is an *[Error] with
+// Get returns the command with the given id; an unknown id is an *[refusal.Error] with
 // [CodeUnknownCommand] listing the known ones.
 func (r *Registry) Get(id string) (Command, error) {
 	c, ok := r.byID[id]
@@ -151,7 +160,7 @@ func (r *Registry) Get(id string) (Command, error) {
 		if known == "" {
 			known = "none are declared"
 		}
-		return Command{}, errorf(CodeUnknownCommand, "no approved command has the id %q; use one of: %s", id, known)
+		return Command{}, refusal.Errorf(CodeUnknownCommand, "no approved command has the id %q; use one of: %s", id, known)
 	}
 	c.Argv = slices.Clone(c.Argv)
 	c.Env = slices.Clone(c.Env)
@@ -189,7 +198,7 @@ type Result struct {
 // to the limit, inside [Command.Sandbox] when one is set (a sandbox that cannot start is an
 // error: the command never runs unsandboxed instead). When the timeout expires or ctx is
 // cancelled the whole group is killed (in a sandbox, every process in it).
-// A non-zero exit is a result, not an error; an error (an *[Error]) means the command could
+// A non-zero exit is a result, not an error; an error (an *[refusal.Error]) means the command could
 // not run.
 func Run(ctx context.Context, c Command) (Result, error) {
 	if err := c.Validate(); err != nil {
@@ -199,7 +208,7 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	if !strings.Contains(prog, "/") {
 		p, err := lookPath(prog)
 		if err != nil {
-			return Result{}, &Error{Code: CodeCommandFailed, Message: fmt.Sprintf("approved command %q: %s is not in %s; give its absolute path", c.ID, prog, FixedPath), Err: err}
+			return Result{}, &refusal.Error{Code: CodeCommandFailed, Message: fmt.Sprintf("approved command %q: %s is not in %s; give its absolute path", c.ID, prog, FixedPath), Err: err}
 		}
 		prog = p
 	}
@@ -211,54 +220,36 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	if limit == 0 {
 		limit = DefaultMaxOutput
 	}
-	runCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	out := &tailBuffer{limit: limit}
-	env := commandEnv(c.Env)
-	var cmd *exec.Cmd
+	out := proc.NewTail(limit)
+	spec := proc.Spec{
+		Path: prog, Args: c.Argv, Dir: c.Dir, Env: commandEnv(c.Env),
+		Stdout: out, Stderr: out, // one writer: one pipe, arrival order kept
+		Timeout: timeout, WaitDelay: commandWaitDelay,
+		// Whatever happened, nothing of the group may outlive the run.
+		KillGroupOnExit: true,
+	}
 	if c.Sandbox != nil {
 		args, err := c.Sandbox.Args(append([]string{prog}, c.Argv[1:]...), c.Dir)
 		if err != nil {
-			return Result{}, &Error{Code: CodeCommandFailed, Message: fmt.Sprintf("approved command %q was not run: %v", c.ID, err), Err: err}
+			return Result{}, &refusal.Error{Code: CodeCommandFailed, Message: fmt.Sprintf("approved command %q was not run: %v", c.ID, err), Err: err}
 		}
-		cmd = exec.CommandContext(runCtx, args[0], args[1:]...)
-		env = c.Sandbox.Env(env)
-	} else {
-		cmd = exec.CommandContext(runCtx, prog, c.Argv[1:]...)
-		cmd.Args[0] = c.Argv[0]
+		spec.Path, spec.Args, spec.Env = args[0], args, c.Sandbox.Env(spec.Env)
 	}
-	cmd.Dir = c.Dir
-	cmd.Env = env
-	cmd.Stdin = nil
-	cmd.Stdout = out
-	cmd.Stderr = out
-	killed := procgroup.Own(cmd, commandWaitDelay)
 
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return Result{}, &Error{Code: CodeCommandFailed, Message: fmt.Sprintf("approved command %q could not start: %v", c.ID, err), Err: err}
-	}
-	waitErr := cmd.Wait()
-	// Whatever happened, nothing of the group may outlive the run.
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-
-	res := Result{ID: c.ID, ExitCode: -1, Duration: time.Since(start)}
-	res.Output, res.TotalBytes, res.Truncated = out.result()
-	switch {
-	case killed() && ctx.Err() != nil:
+	pr := proc.Run(ctx, spec)
+	res := Result{ID: c.ID, ExitCode: -1, Duration: pr.Duration}
+	res.Output, res.TotalBytes, res.Truncated = tailText(out)
+	switch pr.Outcome {
+	case proc.StartFailed:
+		return Result{}, &refusal.Error{Code: CodeCommandFailed, Message: fmt.Sprintf("approved command %q could not start: %v", c.ID, pr.Err), Err: pr.Err}
+	case proc.WaitFailed:
+		return res, &refusal.Error{Code: CodeCommandFailed, Message: fmt.Sprintf("approved command %q: %v", c.ID, pr.Err), Err: pr.Err}
+	case proc.Canceled:
 		res.Canceled = true
-	case killed():
+	case proc.TimedOut:
 		res.TimedOut = true
-	case waitErr == nil || errors.Is(waitErr, exec.ErrWaitDelay):
-		res.ExitCode = cmd.ProcessState.ExitCode()
-	default:
-		var ee *exec.ExitError
-		if errors.As(waitErr, &ee) {
-			res.ExitCode = ee.ExitCode()
-		} else {
-			return res, &Error{Code: CodeCommandFailed, Message: fmt.Sprintf("approved command %q: %v", c.ID, waitErr), Err: waitErr}
-		}
+	case proc.Exited:
+		res.ExitCode = pr.Code
 	}
 	return res, nil
 }
@@ -288,38 +279,16 @@ func commandEnv(allow []string) []string {
 	return append(env, FixedEnv...)
 }
 
-// tailBuffer keeps the last limit bytes written to it.
-type tailBuffer struct {
-	mu    sync.Mutex
-	limit int
-	buf   []byte
-	total int64
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.total += int64(len(p))
-	b.buf = append(b.buf, p...)
-	if len(b.buf) > 2*b.limit {
-		b.buf = append(b.buf[:0:0], b.buf[len(b.buf)-b.limit:]...)
+// tailText renders the output kept: the tail, preceded by a notice when earlier output was
+// dropped, never starting in the middle of a UTF-8 sequence.
+func tailText(out *proc.Tail) (text string, total int64, truncated bool) {
+	kept, total := out.Bytes(), out.Total()
+	for len(kept) > 0 && int64(len(kept)) < total && kept[0]&0xC0 == 0x80 {
+		kept = kept[1:]
 	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) result() (string, int64, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	kept := b.buf
-	if len(kept) > b.limit {
-		kept = kept[len(kept)-b.limit:]
+	if int64(len(kept)) == total {
+		return string(kept), total, false
 	}
-	for len(kept) > 0 && int64(len(kept)) < b.total && kept[0]&0xC0 == 0x80 {
-		kept = kept[1:] // do not start in the middle of a UTF-8 sequence
-	}
-	if int64(len(kept)) == b.total {
-		return string(kept), b.total, false
-	}
-	notice := fmt.Sprintf("[output truncated: showing the last %d of %d bytes]\n", len(kept), b.total)
-	return notice + string(kept), b.total, true
+	notice := fmt.Sprintf("[output truncated: showing the last %d of %d bytes]\n", len(kept), total)
+	return notice + string(kept), total, true
 }

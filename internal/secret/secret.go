@@ -1,4 +1,4 @@
-package policy
+package secret
 
 import (
 	"encoding/base64"
@@ -9,11 +9,22 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/reinhq/rein/internal/refusal"
 )
 
 // RuleSetVersion identifies the secret-scanning rule set. It changes whenever a rule is
 // added, removed or changed, so a recorded scan says which rules it applied.
 const RuleSetVersion = "2026.1"
+
+// The codes of the scanner's refusals (*[refusal.Error]). Codes are stable strings, never
+// renamed once released.
+const (
+	// CodeSecretFound: text that would leave rein contains a secret.
+	CodeSecretFound refusal.Code = "policy.secret_found"
+	// CodeScanFailed: the secret scanner failed; the text must not be emitted.
+	CodeScanFailed refusal.Code = "policy.scan_failed"
+)
 
 // MaxScanBytes is the largest text [Scan] accepts; larger text is an error (fail closed).
 const MaxScanBytes = 64 << 20
@@ -260,8 +271,8 @@ var secretRules = []secretRule{
 	},
 }
 
-// SecretRuleIDs lists the ids of the secret-scanning rules.
-func SecretRuleIDs() []string {
+// RuleIDs lists the ids of the secret-scanning rules.
+func RuleIDs() []string {
 	ids := make([]string, len(secretRules))
 	for i, r := range secretRules {
 		ids[i] = r.id
@@ -275,11 +286,11 @@ func SecretRuleIDs() []string {
 // emit the text (fail closed): wrap the error, whose code is [CodeScanFailed], and stop.
 func Scan(text string) (findings []Finding, err error) {
 	if len(text) > MaxScanBytes {
-		return nil, errorf(CodeScanFailed, "the text is %d bytes, more than the %d the secret scanner accepts; it must not be emitted: split it or leave it out", len(text), MaxScanBytes)
+		return nil, refusal.Errorf(CodeScanFailed, "the text is %d bytes, more than the %d the secret scanner accepts; it must not be emitted: split it or leave it out", len(text), MaxScanBytes)
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			findings, err = nil, errorf(CodeScanFailed, "the secret scanner failed (%v); the text must not be emitted", r)
+			findings, err = nil, refusal.Errorf(CodeScanFailed, "the secret scanner failed (%v); the text must not be emitted", r)
 		}
 	}()
 	findings = scanRules(text, false)

@@ -1,4 +1,4 @@
-package policy
+package secret
 
 import (
 	"encoding/base64"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reinhq/rein/internal/refusal"
 )
 
 // Fixtures are generated: no secret-looking string appears literally in this file, so the
@@ -160,7 +162,7 @@ func TestSecretRules(t *testing.T) {
 			covered[strings.TrimPrefix(c.rule, "base64:")] = true
 		}
 	}
-	for _, id := range SecretRuleIDs() {
+	for _, id := range RuleIDs() {
 		if !covered[id] {
 			t.Errorf("rule %s has no positive case", id)
 		}
@@ -271,4 +273,22 @@ func TestRepositorySourcesAreClean(t *testing.T) {
 			t.Errorf("%s: %s at %d: %q", f, x.RuleID, x.Start, string(b)[max(0, x.Start-20):min(len(b), x.End+5)])
 		}
 	}
+}
+func TestRedactFindingsMatchesRedact(t *testing.T) {
+	text := "token: " + "ghp_" + strings.Repeat("aB3dE5fG7h", 4)[:36] + " and more"
+	fs, err := Scan(text)
+	if err != nil || len(fs) == 0 {
+		t.Fatalf("Scan = %v, %v", fs, err)
+	}
+	if got, want := RedactFindings(text, fs), Redact(text); got != want || strings.Contains(got, "ghp_") {
+		t.Errorf("RedactFindings = %q, Redact = %q", got, want)
+	}
+	if RedactFindings("plain", nil) != "plain" {
+		t.Error("text without findings changed")
+	}
+}
+
+func isCode(err error, c refusal.Code) bool {
+	got, ok := refusal.CodeOf(err)
+	return ok && got == c
 }

@@ -1,8 +1,10 @@
-package policy
+package pathrule
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/reinhq/rein/internal/refusal"
 )
 
 func TestProtectedPathsMatcher(t *testing.T) {
@@ -30,7 +32,7 @@ func TestProtectedPathsMatcher(t *testing.T) {
 		}
 	}
 	err = pp.Check("x/.git/config", "shown/.git/config")
-	if code, _ := CodeOf(err); code != CodeProtectedPath || !strings.Contains(err.Error(), "shown/.git/config is a protected path (**/.git, git's internals") {
+	if code, _ := refusal.CodeOf(err); code != CodeProtectedPath || !strings.Contains(err.Error(), "shown/.git/config is a protected path (**/.git, git's internals") {
 		t.Errorf("Check = %v", err)
 	}
 	if pp.Check("src/a.go", "") != nil {
@@ -59,19 +61,5 @@ func TestEscapeGlob(t *testing.T) {
 	}
 	if _, ok := pp.Match("/tmp/odd1a"); ok {
 		t.Error("the escaped path still acts as a glob")
-	}
-}
-
-func TestRedactFindingsMatchesRedact(t *testing.T) {
-	text := "token: " + "ghp_" + strings.Repeat("aB3dE5fG7h", 4)[:36] + " and more"
-	fs, err := Scan(text)
-	if err != nil || len(fs) == 0 {
-		t.Fatalf("Scan = %v, %v", fs, err)
-	}
-	if got, want := RedactFindings(text, fs), Redact(text); got != want || strings.Contains(got, "ghp_") {
-		t.Errorf("RedactFindings = %q, Redact = %q", got, want)
-	}
-	if RedactFindings("plain", nil) != "plain" {
-		t.Error("text without findings changed")
 	}
 }
