@@ -15,7 +15,7 @@ import (
 // Exit codes. They are documented in the README; keep the two in step.
 const (
 	ExitOK          = 0   // the run completed
-	ExitInternal    = 1   // an unexpected failure, including a failure to record the session
+	ExitInternal    = 1   // an unexpected failure, including a failure to record the session or a record the session refused as invalid
 	ExitUsage       = 2   // bad flags, arguments or configuration
 	ExitModel       = 3   // the model or provider failed (after retries)
 	ExitBlocked     = 4   // blocked by policy (trust, permissions, a hook)
@@ -55,6 +55,8 @@ var exitTable = []struct {
 		}
 		return false
 	}, ExitSession},
+	// A record the session refused to write is rein's bug; the session itself is intact.
+	{func(err error) bool { return errors.Is(err, session.ErrInvalidRecord) }, ExitInternal},
 	{func(err error) bool { return errors.Is(err, ErrCheckFailed) }, ExitCheckFailed},
 	{func(err error) bool { _, ok := errors.AsType[*llm.Error](err); return ok }, ExitModel},
 	{func(err error) bool {

@@ -3,12 +3,17 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/reinhq/rein/internal/cli"
+	"github.com/reinhq/rein/internal/kernel"
+	"github.com/reinhq/rein/internal/ledger"
+	"github.com/reinhq/rein/internal/session"
 )
 
 // TestExitCodes pins the documented exit code of each kind of failure.
@@ -93,5 +98,18 @@ func TestExitCodesOfPolicy(t *testing.T) {
 	}
 	if got := run("--script", "force.yaml", "--no-session", "--no-trust", "-p", "hi"); got != cli.ExitOK {
 		t.Errorf("--no-trust: exit %d, want %d", got, cli.ExitOK)
+	}
+}
+
+// TestExitCodeOfARefusedRecord: a record the session refused (a bug in rein, reported through
+// the kernel's RecordError) is an internal error, not a broken session.
+func TestExitCodeOfARefusedRecord(t *testing.T) {
+	err := &kernel.RecordError{Err: fmt.Errorf("%w: entry record x: call c1 has a second result x", session.ErrInvalidRecord)}
+	if got := cli.ExitCode(err); got != cli.ExitInternal {
+		t.Errorf("exit %d, want %d", got, cli.ExitInternal)
+	}
+	// A broken ledger found while writing still reads as one.
+	if got := cli.ExitCode(&kernel.RecordError{Err: fmt.Errorf("%w: %w", ledger.ErrFaulted, errors.New("EIO"))}); got != cli.ExitSession {
+		t.Errorf("faulted ledger: exit %d, want %d", got, cli.ExitSession)
 	}
 }
