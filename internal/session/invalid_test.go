@@ -114,63 +114,68 @@ func TestInvalidRecordsAreRefusedBeforeTheyAreWritten(t *testing.T) {
 		{name: "settlement with a valid result then a second one for the same call", write: settle("i-t2", result("r2", c2), result("x8", c2))},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			s, dir := invalidFixture(t)
-			if tc.prep != nil {
-				if err := tc.prep(s); err != nil {
-					t.Fatalf("prep: %v", err)
-				}
-			}
-			path := filepath.Join(dir, ledger.FileName)
-			before, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctxBefore := s.Context()
-			err = tc.write(s)
-			if !errors.Is(err, session.ErrInvalidRecord) {
-				t.Fatalf("write: %v, want ErrInvalidRecord", err)
-			}
-			if errors.Is(err, ledger.ErrCorrupt) || errors.Is(err, ledger.ErrFaulted) {
-				t.Errorf("a refusal reads as a broken ledger: %v", err)
-			}
-			t.Logf("refused: %v", err)
-			if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
-				t.Fatalf("the refused record reached the ledger:\n%s", after[len(before):])
-			}
-			if diff := cmp.Diff(ctxBefore, s.Context()); diff != "" {
-				t.Errorf("the refusal changed the session's context:\n%s", diff)
-			}
-			for _, id := range []string{"q1", "x1", "x7", "k1"} {
-				if s.Has(id) {
-					t.Errorf("refused id %s is in the state", id)
-				}
-			}
-			// The session goes on: valid writes after the refusal are recorded.
-			if err := s.SetFact("after", "refusal"); err != nil {
-				t.Fatalf("write after the refusal: %v", err)
-			}
-			if err := s.EndRun("completed"); err != nil {
-				t.Fatalf("end run after the refusal: %v", err)
-			}
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := ledger.Verify(dir, ledger.Options{}); err != nil {
-				t.Fatalf("verify: %v", err)
-			}
-			s2, _, err := session.Open(dir, session.Options{})
-			if err != nil {
-				t.Fatalf("reopen: %v", err)
-			}
-			defer s2.Close()
-			if diff := cmp.Diff(ctxBefore, s2.Context()); diff != "" {
-				t.Errorf("the reopened context differs:\n%s", diff)
-			}
-			if s2.Fact("after") != "refusal" {
-				t.Errorf("the write after the refusal was lost")
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkRefused(t, tc.prep, tc.write) })
+	}
+}
+
+// checkRefused runs prep and then write on a fresh fixture and checks that write is refused
+// with ErrInvalidRecord, that nothing reached the ledger, and that the session goes on,
+// verifies and reopens.
+func checkRefused(t *testing.T, prep, write func(*session.Session) error) {
+	s, dir := invalidFixture(t)
+	if prep != nil {
+		if err := prep(s); err != nil {
+			t.Fatalf("prep: %v", err)
+		}
+	}
+	path := filepath.Join(dir, ledger.FileName)
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctxBefore := s.Context()
+	err = write(s)
+	if !errors.Is(err, session.ErrInvalidRecord) {
+		t.Fatalf("write: %v, want ErrInvalidRecord", err)
+	}
+	if errors.Is(err, ledger.ErrCorrupt) || errors.Is(err, ledger.ErrFaulted) {
+		t.Errorf("a refusal reads as a broken ledger: %v", err)
+	}
+	t.Logf("refused: %v", err)
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
+		t.Fatalf("the refused record reached the ledger:\n%s", after[len(before):])
+	}
+	if diff := cmp.Diff(ctxBefore, s.Context()); diff != "" {
+		t.Errorf("the refusal changed the session's context:\n%s", diff)
+	}
+	for _, id := range []string{"q1", "x1", "x7", "k1"} {
+		if s.Has(id) {
+			t.Errorf("refused id %s is in the state", id)
+		}
+	}
+	// The session goes on: valid writes after the refusal are recorded.
+	if err := s.SetFact("after", "refusal"); err != nil {
+		t.Fatalf("write after the refusal: %v", err)
+	}
+	if err := s.EndRun("completed"); err != nil {
+		t.Fatalf("end run after the refusal: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ledger.Verify(dir, ledger.Options{}); err != nil {
+		t.Fatalf("verify: %v", err)
+	}
+	s2, _, err := session.Open(dir, session.Options{})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer s2.Close()
+	if diff := cmp.Diff(ctxBefore, s2.Context()); diff != "" {
+		t.Errorf("the reopened context differs:\n%s", diff)
+	}
+	if s2.Fact("after") != "refusal" {
+		t.Errorf("the write after the refusal was lost")
 	}
 }
 
