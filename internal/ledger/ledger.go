@@ -235,8 +235,9 @@ func (l *Ledger) Append(e Entry) (Record, error) {
 // one, each against the records before it, this batch's included — and then, if check is set,
 // check is called with each record exactly as it will be written, in order. Only when every
 // line passed is anything written: the lines go out with one write call and are fsynced once
-// (unless every entry is NoSync); an empty batch writes nothing. One refused entry refuses them all, writing nothing; a
-// refusal by check is returned as is. A write or fsync error faults the ledger as for Append.
+// (unless every entry is NoSync); an empty batch writes nothing. One refused entry refuses them
+// all, writing nothing; a refusal by check is returned as is. A write or fsync error faults the
+// ledger as for Append.
 //
 // check runs with the append queue held: it must not call l's writing methods (it may read
 // blobs).
