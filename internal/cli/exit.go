@@ -21,7 +21,7 @@ import (
 // Exit codes. They are documented in the README; keep the two in step.
 const (
 	ExitOK          = 0   // the run completed
-	ExitInternal    = 1   // an unexpected failure: a bug in rein, or a failure no other code names
+	ExitInternal    = 1   // an unexpected failure: a bug in rein (a record the session refused as invalid), or a failure no other code names
 	ExitUsage       = 2   // bad flags, arguments or configuration
 	ExitModel       = 3   // the model or provider failed (after retries)
 	ExitBlocked     = 4   // blocked by policy (trust, permissions, a hook)
@@ -55,6 +55,8 @@ var exitTable = []struct {
 	{code: ExitBlocked, sentinels: []error{ErrBlocked, kernel.ErrNeedsApproval, kernel.ErrHookBlocked,
 		kernel.ErrCompactionCancelled, system.ErrTrustRequired, delivery.ErrBlocked, delivery.ErrNotApproved}},
 	{code: ExitCheckFailed, sentinels: []error{ErrCheckFailed}},
+	// A record the session refused to write is rein's bug; the session itself is intact.
+	{code: ExitInternal, sentinels: []error{session.ErrInvalidRecord}},
 	{code: ExitSession, sentinels: []error{ledger.ErrCorrupt, ledger.ErrLocked, ledger.ErrRollback, ledger.ErrIncomplete,
 		ledger.ErrFaulted, ledger.ErrTornTail, ledger.ErrUnsupportedVersion, ledger.ErrBlobDigest, session.ErrBusy,
 		artifact.ErrMismatch, artifact.ErrCorrupt, artifact.ErrNotFound}},

@@ -16,6 +16,7 @@ import (
 	"github.com/reinhq/rein/internal/ledger"
 	"github.com/reinhq/rein/internal/llm"
 	delivery "github.com/reinhq/rein/internal/run"
+	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/system"
 )
 
@@ -130,5 +131,18 @@ func TestExitCodePrecedence(t *testing.T) {
 		if got := cli.ExitCode(c.err); got != c.want {
 			t.Errorf("%s: exit %d, want %d (%v)", c.name, got, c.want, c.err)
 		}
+	}
+}
+
+// TestExitCodeOfARefusedRecord: a record the session refused (a bug in rein, reported through
+// the kernel's RecordError) is an internal error, not a broken session.
+func TestExitCodeOfARefusedRecord(t *testing.T) {
+	err := &kernel.RecordError{Err: fmt.Errorf("%w: entry record x: call c1 has a second result x", session.ErrInvalidRecord)}
+	if got := cli.ExitCode(err); got != cli.ExitInternal {
+		t.Errorf("exit %d, want %d", got, cli.ExitInternal)
+	}
+	// A broken ledger found while writing still reads as one.
+	if got := cli.ExitCode(&kernel.RecordError{Err: fmt.Errorf("%w: %w", ledger.ErrFaulted, errors.New("EIO"))}); got != cli.ExitSession {
+		t.Errorf("faulted ledger: exit %d, want %d", got, cli.ExitSession)
 	}
 }

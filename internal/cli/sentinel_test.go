@@ -37,6 +37,7 @@ var internalSentinels = map[string]string{
 	"tool/grep.ErrPattern":       "a bad search pattern becomes a tool result the model sees, never an exit",
 	"run/contract.ErrRefused":    "a refused stage contract becomes a tool result the stage's model sees and corrects",
 	"strictjson.ErrTooLarge":     "callers wrap it in their own condition (configuration, usage, a tool result)",
+	"session.ErrInvalidRecord":   "a record the session refuses to write breaks its rules: a bug in rein, and nothing of it reached the ledger",
 }
 
 // sentinel is an exported error variable of an internal package: var ErrX = errors.New(...)

@@ -48,7 +48,9 @@
 // whole line in memory, checks it with the same verifier readers use, and writes it with one
 // write call on an O_APPEND descriptor. Unless [Entry].NoSync is set it then fsyncs before
 // returning: intents (before their effect starts) and results (before they are acknowledged)
-// must be appended this way. NoSync is for bookkeeping (usage, telemetry-like facts); such
+// must be appended this way. [Ledger.AppendAll] appends several records as one unit: all are
+// built and checked (and passed to the caller's check, which a reader's rules can run in) before
+// one write and one fsync, so a refused record leaves nothing of its batch. NoSync is for bookkeeping (usage, telemetry-like facts); such
 // records become durable with the next synced Append, [Ledger.Sync] or [Ledger.Close], and a
 // power loss may drop them (see Recovery for what that can leave).
 //

@@ -117,7 +117,7 @@ func Create(dir string, header Header, opts Options) (*Ledger, error) {
 		return nil, fmt.Errorf("ledger: create: %w", err)
 	}
 	l.f = f
-	if _, err := l.appendLocked(KindHeader, header.ID, "", header, true); err != nil {
+	if _, err := l.appendOne(KindHeader, header.ID, "", header); err != nil {
 		// Nothing was acknowledged: remove the partial file so that Create can be retried.
 		f.Close()
 		_ = fsys.Remove(l.path)
@@ -224,20 +224,46 @@ type Entry struct {
 // error faults the ledger: this and every later write returns an error wrapping ErrFaulted and
 // the cause.
 func (l *Ledger) Append(e Entry) (Record, error) {
-	switch e.Kind {
-	case KindHeader, KindRecovery, KindSalvage:
-		return Record{}, fmt.Errorf("ledger: kind %q is reserved for the ledger itself", e.Kind)
+	recs, err := l.AppendAll([]Entry{e}, nil)
+	if err != nil {
+		return Record{}, err
+	}
+	return recs[0], nil
+}
+
+// AppendAll adds records as one unit: every line is built and checked first — as Append checks
+// one, each against the records before it, this batch's included — and then, if check is set,
+// check is called with each record exactly as it will be written, in order. Only when every
+// line passed is anything written: the lines go out with one write call and are fsynced once
+// (unless every entry is NoSync); an empty batch writes nothing. One refused entry refuses them
+// all, writing nothing; a refusal by check is returned as is. A write or fsync error faults the
+// ledger as for Append.
+//
+// check runs with the append queue held: it must not call l's writing methods (it may read
+// blobs).
+func (l *Ledger) AppendAll(es []Entry, check func(Record) error) ([]Record, error) {
+	for _, e := range es {
+		switch e.Kind {
+		case KindHeader, KindRecovery, KindSalvage:
+			return nil, fmt.Errorf("ledger: kind %q is reserved for the ledger itself", e.Kind)
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.writable(); err != nil {
-		return Record{}, err
+		return nil, err
 	}
-	id := e.ID
-	if id == "" {
-		id = l.opts.newID()
+	if len(es) == 0 {
+		return nil, nil
 	}
-	return l.appendLocked(e.Kind, id, e.Parent, e.Body, !e.NoSync)
+	ps := make([]pending, len(es))
+	for i, e := range es {
+		ps[i] = pending{kind: e.Kind, id: e.ID, parent: e.Parent, body: e.Body, sync: !e.NoSync}
+		if ps[i].id == "" {
+			ps[i].id = l.opts.newID()
+		}
+	}
+	return l.appendLocked(ps, check)
 }
 
 // writable says why l cannot write, if it cannot. l.mu is held.
@@ -253,61 +279,107 @@ func (l *Ledger) writable() error {
 	return nil
 }
 
-// appendLocked builds, checks, writes and optionally fsyncs one record. l.mu is held (or l is
-// not yet shared).
-func (l *Ledger) appendLocked(kind, id, parent string, body any, doSync bool) (Record, error) {
-	if !ValidKind(kind) {
-		return Record{}, fmt.Errorf("ledger: invalid kind %q", kind)
-	}
-	if !ValidID(id) {
-		return Record{}, fmt.Errorf("ledger: invalid id %q (1-%d of A-Z a-z 0-9 . _ : -)", id, maxIDLen)
-	}
-	if _, dup := l.c.ids[id]; dup {
-		return Record{}, fmt.Errorf("ledger: id %q: %w", id, ErrDuplicateID)
-	}
-	if parent != "" {
-		if _, ok := l.c.ids[parent]; !ok {
-			return Record{}, fmt.Errorf("ledger: parent %q: %w", parent, ErrUnknownParent)
-		}
-	}
-	b, err := encodeBody(body)
+// pending is one record to build.
+type pending struct {
+	kind, id, parent string
+	body             any
+	sync             bool
+}
+
+// appendOne is appendLocked for one record of the ledger's own.
+func (l *Ledger) appendOne(kind, id, parent string, body any) (Record, error) {
+	recs, err := l.appendLocked([]pending{{kind: kind, id: id, parent: parent, body: body, sync: true}}, nil)
 	if err != nil {
 		return Record{}, err
 	}
-	seq := l.c.seq + 1
-	line, _ := buildLine(FormatVersion, seq, id, parent, kind, l.opts.now(), b, l.c.prev)
-	if len(line) > MaxLineBytes {
-		return Record{}, fmt.Errorf("ledger: %s record of %d bytes exceeds the %d-byte line cap; store the payload with PutBlob and reference its digest: %w",
-			kind, len(line), MaxLineBytes, ErrTooLarge)
-	}
-	// The writer checks each line exactly as a reader will, on a copy of the chain's position,
-	// so it never writes a line that would not verify.
+	return recs[0], nil
+}
+
+// appendLocked builds and checks every record, then writes them with one write call and
+// fsyncs if any asks for it. l.mu is held (or l is not yet shared).
+func (l *Ledger) appendLocked(ps []pending, check func(Record) error) ([]Record, error) {
+	// The writer checks each line exactly as a reader will, on a copy of the chain's position
+	// that also holds the ids of this batch, so it never writes a line that would not verify.
 	probe := &chain{seq: l.c.seq, prev: l.c.prev, ids: l.c.ids}
-	rec, sum, le := probe.check(line[:len(line)-1]) // rec.Body points into line, which is not reused
-	if le != nil {
-		return Record{}, fmt.Errorf("ledger: refusing to write an invalid record: %s", le.reason)
+	if len(ps) > 1 {
+		probe.staged = map[string]struct{}{}
 	}
-	n, err := l.f.Write(line)
-	if err == nil && n != len(line) {
-		err = fmt.Errorf("short write: %d of %d bytes: %w", n, len(line), io.ErrShortWrite)
+	recs := make([]Record, len(ps))
+	sums := make([][sha256.Size]byte, len(ps))
+	var buf []byte
+	doSync := false
+	for i, p := range ps {
+		line, err := l.build(probe, p)
+		if err != nil {
+			return nil, err
+		}
+		rec, sum, le := probe.check(line[:len(line)-1]) // rec.Body points into line, which is not reused
+		if le != nil {
+			return nil, fmt.Errorf("ledger: refusing to write an invalid record: %s", le.reason)
+		}
+		if check != nil {
+			if err := check(rec); err != nil {
+				return nil, err
+			}
+		}
+		probe.stage(rec)
+		rec.Offset = l.size + int64(len(buf))
+		recs[i], sums[i] = rec, sum
+		if buf == nil {
+			buf = line // appending after it never touches the bytes rec.Body points to
+		} else {
+			buf = append(buf, line...)
+		}
+		doSync = doSync || p.sync
+	}
+	n, err := l.f.Write(buf)
+	if err == nil && n != len(buf) {
+		err = fmt.Errorf("short write: %d of %d bytes: %w", n, len(buf), io.ErrShortWrite)
 	}
 	if err != nil {
-		l.fault = fmt.Errorf("write %s seq %d: %w", l.path, seq, err)
-		return Record{}, fmt.Errorf("%w: %w", ErrFaulted, l.fault)
+		l.fault = fmt.Errorf("write %s seq %d: %w", l.path, l.c.seq+1, err)
+		return nil, fmt.Errorf("%w: %w", ErrFaulted, l.fault)
 	}
 	l.dirty = true
-	rec.Offset = l.size
-	l.size += int64(len(line))
-	l.c.commit(rec, sum)
-	if seq == 1 {
+	l.size += int64(len(buf))
+	for i := range recs {
+		l.c.commit(recs[i], sums[i])
+	}
+	if l.c.seq == 1 {
 		l.header = l.c.header
 	}
 	if doSync {
 		if err := l.syncLocked(); err != nil {
-			return Record{}, err
+			return nil, err
 		}
 	}
-	return rec, nil
+	return recs, nil
+}
+
+// build encodes p as the record after probe's position and checks its ids and size.
+func (l *Ledger) build(probe *chain, p pending) ([]byte, error) {
+	if !ValidKind(p.kind) {
+		return nil, fmt.Errorf("ledger: invalid kind %q", p.kind)
+	}
+	if !ValidID(p.id) {
+		return nil, fmt.Errorf("ledger: invalid id %q (1-%d of A-Z a-z 0-9 . _ : -)", p.id, maxIDLen)
+	}
+	if probe.has(p.id) {
+		return nil, fmt.Errorf("ledger: id %q: %w", p.id, ErrDuplicateID)
+	}
+	if p.parent != "" && !probe.has(p.parent) {
+		return nil, fmt.Errorf("ledger: parent %q: %w", p.parent, ErrUnknownParent)
+	}
+	b, err := encodeBody(p.body)
+	if err != nil {
+		return nil, err
+	}
+	line, _ := buildLine(FormatVersion, probe.seq+1, p.id, p.parent, p.kind, l.opts.now(), b, probe.prev)
+	if len(line) > MaxLineBytes {
+		return nil, fmt.Errorf("ledger: %s record of %d bytes exceeds the %d-byte line cap; store the payload with PutBlob and reference its digest: %w",
+			p.kind, len(line), MaxLineBytes, ErrTooLarge)
+	}
+	return line, nil
 }
 
 // syncLocked fsyncs appended bytes; an error faults the ledger (fsync is never retried).

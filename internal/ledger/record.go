@@ -388,6 +388,7 @@ type chain struct {
 	seq    int64
 	prev   string
 	ids    map[string]struct{}
+	staged map[string]struct{} // a writer's probe: ids of the batch being built, not yet in ids
 	hashes [][sha256.Size]byte
 	header Header
 }
@@ -427,13 +428,11 @@ func (c *chain) check(line []byte) (r Record, sum [sha256.Size]byte, le *lineErr
 	if !hashIs(sum, r.H) {
 		return r, sum, badRecord("h does not match the record's bytes")
 	}
-	if _, dup := c.ids[r.ID]; dup {
+	if c.has(r.ID) {
 		return r, sum, badRecord("id %q is already used by an earlier record", r.ID)
 	}
-	if r.ParentID != "" {
-		if _, ok := c.ids[r.ParentID]; !ok {
-			return r, sum, badRecord("parentId %q names no earlier record", r.ParentID)
-		}
+	if r.ParentID != "" && !c.has(r.ParentID) {
+		return r, sum, badRecord("parentId %q names no earlier record", r.ParentID)
 	}
 	if want == 1 {
 		if _, err := parseHeader(r); err != nil {
@@ -443,6 +442,25 @@ func (c *chain) check(line []byte) (r Record, sum [sha256.Size]byte, le *lineErr
 		return r, sum, badRecord("a header record after seq 1")
 	}
 	return r, sum, nil
+}
+
+// has reports whether id is taken by an earlier record.
+func (c *chain) has(id string) bool {
+	if _, ok := c.ids[id]; ok {
+		return true
+	}
+	_, ok := c.staged[id]
+	return ok
+}
+
+// stage advances a writer's probe past r without touching the shared ids.
+// A probe for a single record has no staged set.
+func (c *chain) stage(r Record) {
+	if c.staged != nil {
+		c.staged[r.ID] = struct{}{}
+	}
+	c.seq = r.Seq
+	c.prev = r.H
 }
 
 // commit advances the chain past r, whose h is sum, which check accepted.

@@ -30,9 +30,9 @@ func (l *Ledger) repair(rep *Report) (Record, error) {
 		return Record{}, fmt.Errorf("ledger: repair torn tail: fsync %s: %w", l.path, err)
 	}
 	t.Evidence = evidence
-	rec, err := l.appendLocked(KindRecovery, l.opts.newID(), "", Recovery{
+	rec, err := l.appendOne(KindRecovery, l.opts.newID(), "", Recovery{
 		TruncatedBytes: t.Bytes, DiscardedSHA256: t.SHA256, Evidence: evidence,
-	}, true)
+	})
 	if err != nil {
 		return Record{}, fmt.Errorf("ledger: repair torn tail: %w", err)
 	}
@@ -137,9 +137,9 @@ func Salvage(dir, newDir string, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("ledger: salvage: read %s: %w", srcPath, err)
 	}
 	l.dirty = true
-	rec, err := l.appendLocked(KindSalvage, l.opts.newID(), "", SalvageInfo{
+	rec, err := l.appendOne(KindSalvage, l.opts.newID(), "", SalvageInfo{
 		Source: srcPath, DiscardedBytes: discarded, DiscardedSHA256: hex.EncodeToString(d.Sum(nil)), Reason: reason,
-	}, true)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("ledger: salvage: %w", err)
 	}

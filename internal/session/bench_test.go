@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/internal/kernel"
+	"github.com/reinhq/rein/internal/ledger"
+	"github.com/reinhq/rein/internal/ledger/ledgertest"
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/script"
 	"github.com/reinhq/rein/internal/session"
@@ -64,6 +66,22 @@ func BenchmarkTurnDurable(b *testing.B) {
 	benchTurns(b, func(b *testing.B) (kernel.Recorder, func()) {
 		n++
 		s, err := session.Create(filepath.Join(base, fmt.Sprint(n)), session.Meta{ID: fmt.Sprint("s", n)}, session.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s, func() { s.Close() }
+	})
+}
+
+// BenchmarkTurnChecked is BenchmarkTurnDurable on an in-memory filesystem: without the fsyncs
+// it measures what a session adds per turn in CPU (building, checking and reducing records).
+func BenchmarkTurnChecked(b *testing.B) {
+	fsys := ledgertest.NewMemFS()
+	n := 0
+	benchTurns(b, func(b *testing.B) (kernel.Recorder, func()) {
+		n++
+		s, err := session.Create(fmt.Sprintf("/sessions/%d", n), session.Meta{ID: fmt.Sprint("s", n)},
+			session.Options{Ledger: ledger.Options{FS: fsys}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -15,6 +15,13 @@
 // exactly a reserved id, fsynced before Settle returns. An entry id reserved by one intent can
 // be materialized once, by that intent only; anything else found on open is corruption.
 //
+// Checked writes. Every write checks its records before a byte is written, with the same
+// rules Open applies (one implementation, the reducer's apply, run on each record as the ledger
+// builds it): a record they refuse — a settlement with ids its intent did not reserve, a result
+// for an unknown or already answered call, a reused id — is refused with [ErrInvalidRecord] and
+// nothing of its write reaches the ledger, so a session can always be reopened. A settlement's
+// entries are written as one unit (one write, one fsync).
+//
 // Recovery ([Session.Recover]) settles every open intent exactly once:
 //   - a tool call is re-run only if it was declared replay-safe when it started and its tool
 //     is still declared safe now; otherwise it gets a synthetic "interrupted" result the model
@@ -33,7 +40,9 @@
 // grows at the tail and never changes under a running request.
 //
 // Format. Record kinds and bodies are this package's own versioned types (FormatVersion);
-// messages are stored in llm.Message's JSON encoding, pinned by a golden test. A message whose
+// messages are stored in llm.Message's JSON encoding. Golden ledgers (testdata/golden, written
+// through this API with a fixed clock and ids, and read back field by field) pin every record
+// kind and field, so a renamed tag in llm or here fails the tests. A message whose
 // encoding exceeds [BlobThreshold] is stored in the ledger's blob store and referenced by
 // digest.
 //

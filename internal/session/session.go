@@ -18,6 +18,13 @@ const BlobThreshold = 512 << 10
 // ErrBusy is returned when a run is started in a lane that has one open.
 var ErrBusy = errors.New("the lane already has an open run")
 
+// ErrInvalidRecord is returned (wrapped, with what was wrong and the ids involved) when a write
+// would record something the session's rules refuse on open: a settlement whose ids its intent
+// did not reserve, a result for an unknown or already answered call, a reused id... Nothing of
+// the refused write reaches the ledger and the session stays usable; the caller (rein itself) has
+// a bug.
+var ErrInvalidRecord = errors.New("session: refused to write an invalid record (a bug in rein; nothing was written and the session can be continued)")
+
 // Options configure a session.
 type Options struct {
 	Ledger ledger.Options
@@ -58,18 +65,27 @@ func Create(dir string, meta Meta, opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{l: l, st: newState(l.Header()), opts: opts, lane: MainLane}
-	for r, err := range l.Records() {
-		if err != nil {
-			l.Close()
-			return nil, err
-		}
-		if err := s.st.apply(r, l.Blob); err != nil {
-			l.Close()
-			return nil, err
-		}
+	s := &Session{l: l, opts: opts, lane: MainLane}
+	if err := s.reload(); err != nil {
+		l.Close()
+		return nil, err
 	}
 	return s, nil
+}
+
+// reload rebuilds the state from the ledger's records. Callers hold s.mu (or s is not shared).
+func (s *Session) reload() error {
+	st := newState(s.l.Header())
+	for r, err := range s.l.Records() {
+		if err != nil {
+			return err
+		}
+		if err := st.apply(r, s.l.Blob); err != nil {
+			return corrupt(r, err)
+		}
+	}
+	s.st = st
+	return nil
 }
 
 // Open opens the session in dir for writing: the ledger is verified (a torn tail repaired, see
@@ -139,7 +155,9 @@ func (r *reducer) visit(rec ledger.Record) {
 			return
 		}
 	}
-	r.err = r.st.apply(rec, r.blob)
+	if err := r.st.apply(rec, r.blob); err != nil {
+		r.err = corrupt(rec, err)
+	}
 }
 
 func (r *reducer) blob(digest string) ([]byte, error) { return ledger.ReadBlob(r.dir, digest, r.opts) }
@@ -157,7 +175,7 @@ func (r *reducer) state() (*State, error) {
 func newSessionState(dir string, rec ledger.Record) (*State, error) {
 	var h ledger.Header
 	if err := json.Unmarshal(rec.Body, &h); err != nil {
-		return nil, fmt.Errorf("%w: %s: header: %v", ledger.ErrCorrupt, dir, err)
+		return nil, fmt.Errorf("%w: %s: header: %w", ledger.ErrCorrupt, dir, err)
 	}
 	if h.Type != ledger.TypeSession {
 		return nil, fmt.Errorf("%w: %s is a %s ledger, not a session", ledger.ErrCorrupt, dir, h.Type)
@@ -201,13 +219,34 @@ func (s *Session) Usage() llm.Usage {
 	return s.st.Usage
 }
 
-// append writes one record and folds it into the state. Callers hold s.mu.
-func (s *Session) append(e ledger.Entry) error {
-	r, err := s.l.Append(e)
-	if err != nil {
-		return err
+// append writes records as one unit and folds them into the state. Each record is checked
+// before anything is written, exactly as Open will check it: the ledger builds it and hands it
+// to the reducer's apply, in order, against the state the records before it leave. A record
+// apply refuses (or one the ledger refuses, a reused id) refuses them all: nothing is written,
+// the state is rebuilt from the ledger, and the error wraps ErrInvalidRecord. Callers hold s.mu.
+func (s *Session) append(es ...ledger.Entry) error {
+	applied := false
+	_, err := s.l.AppendAll(es, func(r ledger.Record) error {
+		applied = true
+		if err := s.st.apply(r, s.l.Blob); err != nil {
+			return fmt.Errorf("%w: %s record %s: %w", ErrInvalidRecord, r.Kind, r.ID, err)
+		}
+		return nil
+	})
+	if err == nil {
+		return nil
 	}
-	return s.st.apply(r, s.l.Blob)
+	if errors.Is(err, ledger.ErrDuplicateID) || errors.Is(err, ledger.ErrUnknownParent) {
+		err = fmt.Errorf("%w: %w", ErrInvalidRecord, err)
+	}
+	if applied {
+		// apply changed the state for records that were not written (refused, or the write
+		// failed): the ledger holds the truth.
+		if rerr := s.reload(); rerr != nil {
+			return errors.Join(err, fmt.Errorf("session: rebuilding the state after a failed write: %w", rerr))
+		}
+	}
+	return err
 }
 
 // BeginRun opens a run in the lane; a lane has at most one open run.
@@ -294,6 +333,10 @@ func (s *Session) Settle(_ context.Context, set kernel.Settlement) error {
 	if set.IntentID != "" && len(set.Entries) == 0 {
 		return s.append(ledger.Entry{Kind: KindClosed, Body: closedBody{Intent: set.IntentID, Action: ActionFailed, Usage: usage}})
 	}
+	// The entries are written as one unit, each parented as the state will be after the
+	// ones before it.
+	es := make([]ledger.Entry, 0, len(set.Entries))
+	cur := s.cursor()
 	for i, e := range set.Entries {
 		var u *llm.Usage
 		// An assistant message carries its own usage; anything else (a compaction summary)
@@ -301,11 +344,13 @@ func (s *Session) Settle(_ context.Context, set kernel.Settlement) error {
 		if i == 0 && e.Message.Role != llm.RoleAssistant {
 			u = usage
 		}
-		if err := s.addEntry(e.ID, set.IntentID, e.Message, entryExtra{compaction: e.Compaction, usage: u}); err != nil {
+		le, err := s.entry(e.ID, cur.parent(e.ID, e.Message.Role), set.IntentID, e.Message, entryExtra{compaction: e.Compaction, usage: u})
+		if err != nil {
 			return err
 		}
+		es = append(es, le)
 	}
-	return nil
+	return s.append(es...)
 }
 
 // entryExtra is what an entry may carry besides its message.
@@ -315,26 +360,53 @@ type entryExtra struct {
 	forked     bool
 }
 
+// cursor is where the lane's next entries attach: a tool result to the last assistant message,
+// anything else to the leaf.
+type cursor struct{ leaf, asst string }
+
+func (s *Session) cursor() cursor {
+	return cursor{leaf: s.st.lane(s.lane).Leaf, asst: s.st.lastAsst[s.lane]}
+}
+
+// parent returns the parent of a message of role recorded as id, and moves past it.
+func (c *cursor) parent(id string, role llm.Role) string {
+	if role == llm.RoleTool {
+		return c.asst
+	}
+	p := c.leaf
+	c.leaf = id
+	if role == llm.RoleAssistant {
+		c.asst = id
+	}
+	return p
+}
+
 // addEntry records a message under id in the current lane. Callers hold s.mu.
 func (s *Session) addEntry(id, intent string, m llm.Message, x entryExtra) error {
-	l := s.st.lane(s.lane)
-	parent := l.Leaf
-	if m.Role == llm.RoleTool {
-		parent = s.st.lastAsst[s.lane]
+	cur := s.cursor()
+	e, err := s.entry(id, cur.parent(id, m.Role), intent, m, x)
+	if err != nil {
+		return err
 	}
+	return s.append(e)
+}
+
+// entry builds the record of a message (storing a large one as a blob first: a refused record
+// may leave its blob behind, which nothing references).
+func (s *Session) entry(id, parent, intent string, m llm.Message, x entryExtra) (ledger.Entry, error) {
 	body := entryBody{Lane: s.lane, Intent: intent, Message: &m, Compaction: x.compaction, Usage: x.usage, Forked: x.forked}
 	raw, err := json.Marshal(m)
 	if err != nil {
-		return fmt.Errorf("session: encoding message %s: %w", id, err)
+		return ledger.Entry{}, fmt.Errorf("session: encoding message %s: %w", id, err)
 	}
 	if len(raw) > BlobThreshold {
 		digest, err := s.l.PutBlob(raw)
 		if err != nil {
-			return err
+			return ledger.Entry{}, err
 		}
 		body.Message, body.Blob = nil, digest
 	}
-	return s.append(ledger.Entry{Kind: KindEntry, ID: id, Parent: parent, Body: body})
+	return ledger.Entry{Kind: KindEntry, ID: id, Parent: parent, Body: body}, nil
 }
 
 // Cancel durably records the cancellation of the lane's open intents. Call it before

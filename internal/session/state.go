@@ -94,11 +94,25 @@ func (st *State) lane(name string) *Lane {
 	return l
 }
 
-func corrupt(r ledger.Record, format string, args ...any) error {
-	return &ledger.CorruptError{Offset: r.Offset, Seq: r.Seq, Reason: "session: " + fmt.Sprintf(format, args...)}
+// violation is a record the session's rules refuse. Found on open it is corruption (see
+// corrupt); offered to a write it is refused with ErrInvalidRecord and never written.
+type violation struct{ reason string }
+
+func (v *violation) Error() string { return v.reason }
+
+func violated(format string, args ...any) error {
+	return &violation{reason: fmt.Sprintf(format, args...)}
 }
 
-// apply folds one verified record into the state, checking the session's invariants.
+// corrupt is err, a violation of record r found on open, as the ledger's corruption error.
+func corrupt(r ledger.Record, err error) error {
+	return &ledger.CorruptError{Offset: r.Offset, Seq: r.Seq, Reason: "session: " + err.Error()}
+}
+
+// apply folds one verified record into the state, checking the session's rules: the one
+// implementation of them, run by Open on every record read and by every write on the record
+// before it is written. A refused record may leave st partly changed: the caller drops st (a
+// failed open) or rebuilds it from the ledger (a refused write).
 func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error {
 	if st.Created.IsZero() {
 		st.Created = r.TS
@@ -110,23 +124,23 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 	case KindEntry:
 		var b entryBody
 		if err := decodeBody(r.Body, &b); err != nil {
-			return corrupt(r, "entry body: %v", err)
+			return violated("entry body: %v", err)
 		}
 		if b.Message == nil && b.Blob != "" {
 			data, err := blob(b.Blob)
 			if err != nil {
-				return corrupt(r, "entry blob %s: %v", b.Blob, err)
+				return violated("entry blob %s: %v", b.Blob, err)
 			}
 			var m llm.Message
 			if err := json.Unmarshal(data, &m); err != nil {
-				return corrupt(r, "entry blob %s: %v", b.Blob, err)
+				return violated("entry blob %s: %v", b.Blob, err)
 			}
 			b.Message = &m
 		}
 		if b.Message == nil {
-			return corrupt(r, "entry without a message")
+			return violated("entry without a message")
 		}
-		if err := st.addEntry(r, &Entry{ID: r.ID, Parent: r.ParentID, Lane: laneName(b.Lane), Intent: b.Intent, Seq: r.Seq, Time: r.TS,
+		if err := st.addEntry(&Entry{ID: r.ID, Parent: r.ParentID, Lane: laneName(b.Lane), Intent: b.Intent, Seq: r.Seq, Time: r.TS,
 			Message: *b.Message, Compaction: b.Compaction, Forked: b.Forked}); err != nil {
 			return err
 		}
@@ -137,21 +151,21 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 	case KindIntent:
 		var b intentBody
 		if err := decodeBody(r.Body, &b); err != nil {
-			return corrupt(r, "intent body: %v", err)
+			return violated("intent body: %v", err)
 		}
 		b.Lane = laneName(b.Lane)
 		if len(b.Reserved) == 0 {
-			return corrupt(r, "intent reserves no ids")
+			return violated("intent reserves no ids")
 		}
 		if b.Kind != kernel.IntentModelCall && b.Kind != kernel.IntentToolCall && b.Kind != kernel.IntentCompaction {
-			return corrupt(r, "unknown intent kind %q", b.Kind)
+			return violated("unknown intent kind %q", b.Kind)
 		}
 		if b.Kind == kernel.IntentToolCall && b.Call == nil {
-			return corrupt(r, "tool intent without its call")
+			return violated("tool intent without its call")
 		}
 		for _, id := range b.Reserved {
 			if _, ok := st.reserved[id]; ok || st.Entries[id] != nil {
-				return corrupt(r, "intent reserves id %s, which is already taken", id)
+				return violated("intent reserves id %s, which is already taken", id)
 			}
 		}
 		for _, id := range b.Reserved {
@@ -162,11 +176,11 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 	case KindClosed:
 		var b closedBody
 		if err := decodeBody(r.Body, &b); err != nil {
-			return corrupt(r, "closed body: %v", err)
+			return violated("closed body: %v", err)
 		}
 		in := st.Intents[b.Intent]
 		if in == nil || !in.Open() {
-			return corrupt(r, "closes intent %s, which is not open", b.Intent)
+			return violated("closes intent %s, which is not open", b.Intent)
 		}
 		in.Closed = b.Action
 		if b.Usage != nil {
@@ -179,12 +193,12 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 	case KindCancel:
 		var b cancelBody
 		if err := decodeBody(r.Body, &b); err != nil {
-			return corrupt(r, "cancel body: %v", err)
+			return violated("cancel body: %v", err)
 		}
 		for _, id := range b.Intents {
 			in := st.Intents[id]
 			if in == nil {
-				return corrupt(r, "cancels unknown intent %s", id)
+				return violated("cancels unknown intent %s", id)
 			}
 			in.Cancelled = true
 		}
@@ -192,38 +206,38 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 	case KindRun:
 		var b runBody
 		if err := decodeBody(r.Body, &b); err != nil {
-			return corrupt(r, "run body: %v", err)
+			return violated("run body: %v", err)
 		}
 		l := st.lane(b.Lane)
 		switch b.Event {
 		case RunStart:
 			if l.RunOpen {
-				return corrupt(r, "a second run opened in lane %q while one is open", l.Name)
+				return violated("a second run opened in lane %q while one is open", l.Name)
 			}
 			l.RunOpen = true
 		case RunEnd:
 			if !l.RunOpen {
-				return corrupt(r, "run end in lane %q without an open run", l.Name)
+				return violated("run end in lane %q without an open run", l.Name)
 			}
 			l.RunOpen = false
 		default:
-			return corrupt(r, "unknown run event %q", b.Event)
+			return violated("unknown run event %q", b.Event)
 		}
 		return nil
 	case KindFact:
 		var b factBody
 		if err := decodeBody(r.Body, &b); err != nil {
-			return corrupt(r, "fact body: %v", err)
+			return violated("fact body: %v", err)
 		}
 		st.Facts[b.Key] = b.Value
 		return nil
 	case KindLane:
 		var b laneBody
 		if err := decodeBody(r.Body, &b); err != nil {
-			return corrupt(r, "lane body: %v", err)
+			return violated("lane body: %v", err)
 		}
 		if e := st.Entries[b.Leaf]; b.Leaf != "" && (e == nil || e.Message.Role == llm.RoleTool) {
-			return corrupt(r, "lane %q moved to %q, which is not a user or assistant entry", b.Name, b.Leaf)
+			return violated("lane %q moved to %q, which is not a user or assistant entry", b.Name, b.Leaf)
 		}
 		st.lane(b.Name).Leaf = b.Leaf
 		return nil
@@ -231,7 +245,7 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 	if ledger.Skippable(r.Kind) {
 		return nil
 	}
-	return corrupt(r, "unknown record kind %q (written by a newer rein?)", r.Kind)
+	return violated("unknown record kind %q (written by a newer rein?)", r.Kind)
 }
 
 // decodeBody decodes a record body. The ledger has already checked the line strictly (valid
@@ -249,17 +263,21 @@ func laneName(s string) string {
 	return s
 }
 
-func (st *State) addEntry(r ledger.Record, e *Entry) error {
-	if owner, ok := st.reserved[e.ID]; ok && owner != e.Intent {
-		return corrupt(r, "entry %s was reserved by intent %s but is recorded by %q", e.ID, owner, e.Intent)
+func (st *State) addEntry(e *Entry) error {
+	owner, reserved := st.reserved[e.ID]
+	if reserved && owner != e.Intent {
+		return violated("entry %s was reserved by intent %s but is recorded by %q", e.ID, owner, e.Intent)
 	}
 	if e.Intent != "" {
 		in := st.Intents[e.Intent]
 		if in == nil {
-			return corrupt(r, "entry settles unknown intent %s", e.Intent)
+			return violated("entry %s settles unknown intent %s", e.ID, e.Intent)
 		}
 		if in.Closed != "" {
-			return corrupt(r, "entry settles intent %s, which was closed (%s)", e.Intent, in.Closed)
+			return violated("entry %s settles intent %s, which was closed (%s)", e.ID, e.Intent, in.Closed)
+		}
+		if !reserved {
+			return violated("entry %s settles intent %s, which did not reserve it (it reserved %v)", e.ID, e.Intent, in.Reserved)
 		}
 		in.Materialized[e.ID] = true
 	}
@@ -267,14 +285,14 @@ func (st *State) addEntry(r ledger.Record, e *Entry) error {
 	l.Abandoned = 0
 	if c := e.Compaction; c != nil {
 		if e.Message.Role != llm.RoleUser {
-			return corrupt(r, "compaction entry %s is not a user message", e.ID)
+			return violated("compaction entry %s is not a user message", e.ID)
 		}
 		onPath := false
 		for _, p := range st.path(l.Leaf) {
 			onPath = onPath || p.ID == c.FirstKeptID
 		}
 		if !onPath {
-			return corrupt(r, "compaction entry %s keeps from %s, which is not on the lane's path", e.ID, c.FirstKeptID)
+			return violated("compaction entry %s keeps from %s, which is not on the lane's path", e.ID, c.FirstKeptID)
 		}
 	}
 	switch e.Message.Role {
@@ -282,7 +300,7 @@ func (st *State) addEntry(r ledger.Record, e *Entry) error {
 		if e.Parent != "" {
 			p := st.Entries[e.Parent]
 			if p == nil || p.Message.Role == llm.RoleTool {
-				return corrupt(r, "entry %s has parent %s, which is not a user or assistant entry", e.ID, e.Parent)
+				return violated("entry %s has parent %s, which is not a user or assistant entry", e.ID, e.Parent)
 			}
 		}
 		l.Leaf = e.ID
@@ -295,16 +313,16 @@ func (st *State) addEntry(r ledger.Record, e *Entry) error {
 	case llm.RoleTool:
 		p := st.Entries[e.Parent]
 		if p == nil || p.Message.Role != llm.RoleAssistant || callIndex(&p.Message, e.Message.ToolCallID) < 0 {
-			return corrupt(r, "tool result %s (call %s) does not answer a call of its parent %s", e.ID, e.Message.ToolCallID, e.Parent)
+			return violated("tool result %s (call %s) does not answer a call of its parent %s", e.ID, e.Message.ToolCallID, e.Parent)
 		}
 		for _, sib := range st.results[e.Parent] {
 			if sib.Message.ToolCallID == e.Message.ToolCallID {
-				return corrupt(r, "call %s has a second result %s", e.Message.ToolCallID, e.ID)
+				return violated("call %s has a second result %s", e.Message.ToolCallID, e.ID)
 			}
 		}
 		st.results[e.Parent] = append(st.results[e.Parent], e)
 	default:
-		return corrupt(r, "entry %s has unknown role %q", e.ID, e.Message.Role)
+		return violated("entry %s has unknown role %q", e.ID, e.Message.Role)
 	}
 	st.Entries[e.ID] = e
 	st.Order = append(st.Order, e)
