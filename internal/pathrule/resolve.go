@@ -18,14 +18,7 @@ import (
 // Like the file tools, it turns unusual spaces into spaces, drops a leading "@" and expands
 // "~" to the home directory.
 func Resolve(dir, target, cwd string) (rel, abs string) {
-	target = strings.Map(func(r rune) rune {
-		switch r {
-		case '\u00A0', '\u2000', '\u2001', '\u2002', '\u2003', '\u2004', '\u2005', '\u2006',
-			'\u2007', '\u2008', '\u2009', '\u200A', '\u202F', '\u205F', '\u3000':
-			return ' '
-		}
-		return r
-	}, target)
+	target = PlainSpaces(target)
 	target = strings.TrimPrefix(strings.TrimSpace(target), "@")
 	if t := target; t == "~" || strings.HasPrefix(t, "~/") {
 		if home, err := os.UserHomeDir(); err == nil {
@@ -60,4 +53,18 @@ func Resolve(dir, target, cwd string) (rel, abs string) {
 		abs = path.Join(dir, c)
 	}
 	return c, abs
+}
+
+// PlainSpaces turns the unusual space characters a model may write into a path (no-break,
+// en/em, thin, ideographic…) into plain spaces; the file tools and the rules resolve paths
+// the same way.
+func PlainSpaces(p string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '\u00A0', '\u2000', '\u2001', '\u2002', '\u2003', '\u2004', '\u2005', '\u2006',
+			'\u2007', '\u2008', '\u2009', '\u200A', '\u202F', '\u205F', '\u3000':
+			return ' '
+		}
+		return r
+	}, p)
 }

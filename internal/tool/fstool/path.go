@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/reinhq/rein/internal/pathrule"
 	"github.com/reinhq/rein/internal/tool"
 )
 
@@ -19,14 +20,7 @@ import (
 // space characters become plain spaces and "~" or "~/..." is expanded to the home directory
 // (which is then refused unless it lies inside the workspace).
 func resolve(ws *tool.Workspace, p string) (string, error) {
-	p = strings.Map(func(r rune) rune {
-		switch r {
-		case '\u00A0', '\u2000', '\u2001', '\u2002', '\u2003', '\u2004', '\u2005', '\u2006',
-			'\u2007', '\u2008', '\u2009', '\u200A', '\u202F', '\u205F', '\u3000':
-			return ' '
-		}
-		return r
-	}, p)
+	p = pathrule.PlainSpaces(p)
 	if t := strings.TrimSpace(p); t == "~" || strings.HasPrefix(t, "~/") {
 		if home, err := os.UserHomeDir(); err == nil {
 			p = filepath.Join(home, strings.TrimPrefix(t, "~"))
