@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/reinhq/rein/internal/gitx"
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/proc"
 	"github.com/reinhq/rein/internal/system"
 )
 
@@ -73,15 +75,15 @@ func runDemo(e *env, keep bool) error {
 	fmt.Fprintf(out, "prompt: %s\n\n", demoPrompt)
 
 	home := filepath.Join(base, "home") // the demo never touches the user's $REIN_HOME
-	rt, err := system.Build(system.Options{
+	rt, err := system.Open(e.ctx, system.Options{
 		Provider: llm.ProviderScript, Script: scenario, Dir: repo, Home: home, Getenv: e.getenv,
-		MaxTurns: 20, Observe: demoObserver(out),
+		MaxTurns: 20, Observe: demoObserver(out), Notice: notice(e),
 	})
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
-	outcome, runErr := rt.Agent.Run(e.ctx, nil, llm.UserText(demoPrompt))
+	outcome, runErr := rt.Run(e.ctx, llm.UserText(demoPrompt))
 	if outcome != nil && outcome.Final != nil {
 		fmt.Fprintf(out, "\nagent: %s\n", strings.TrimSpace(outcome.Final.Text()))
 	}
@@ -101,12 +103,14 @@ func runDemo(e *env, keep bool) error {
 	}
 	fmt.Fprintf(out, "%s", diff)
 
-	check := exec.CommandContext(e.ctx, "go", "test", "./...")
-	check.Dir = repo
-	check.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-	result, err := check.CombinedOutput()
-	fmt.Fprintf(out, "\nrein ran go test itself:\n%s", result)
-	if err != nil {
+	var result bytes.Buffer
+	res := proc.Run(e.ctx, proc.Spec{Path: "go", Args: []string{"go", "test", "./..."}, Dir: repo,
+		Env: append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off"), Stdout: &result, Stderr: &result, KillGroupOnExit: true})
+	fmt.Fprintf(out, "\nrein ran go test itself:\n%s", result.Bytes())
+	if e.ctx.Err() != nil {
+		return e.ctx.Err()
+	}
+	if res.Outcome != proc.Exited || res.Code != 0 {
 		return fmt.Errorf("%w: the tests do not pass at the end of the demo", ErrCheckFailed)
 	}
 	fmt.Fprintf(out, "\ndemo passed: %d turns, %d tool results; the tests pass.\n", outcome.Turns, countToolResults(outcome))

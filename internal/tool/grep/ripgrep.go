@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/reinhq/rein/internal/proc"
 )
 
 // ripgrep runs the rg binary.
@@ -97,18 +99,8 @@ func (r *ripgrep) Search(ctx context.Context, q Query, found func(Match) bool) e
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = q.Dir
 	var stderr bytes.Buffer
-	cmd.Stderr = &capped{buf: &stderr, max: 4096}
-	cmd.WaitDelay = time.Second
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("ripgrep: %w", err)
-	}
+	stdout, wait := startRipgrep(ctx, bin, args, q.Dir, &capped{buf: &stderr, max: 4096})
 	rd := bufio.NewReaderSize(stdout, 64<<10)
 	stopped, summary := false, false
 	var parseErr error
@@ -144,34 +136,54 @@ func (r *ripgrep) Search(ctx context.Context, q Query, found func(Match) bool) e
 	}
 	if stopped || parseErr != nil {
 		cancel()
-		cmd.Wait()
+		stdout.CloseWithError(errStopped)
+		wait()
 		if stopped {
 			return nil
 		}
 		return parseErr
 	}
-	err = cmd.Wait()
+	res := wait()
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	var ee *exec.ExitError
 	switch {
-	case err == nil:
+	case res.Outcome == proc.Exited && res.Code == 0:
 		return nil
-	case errors.As(err, &ee) && ee.ExitCode() == 1:
+	case res.Outcome == proc.Exited && res.Code == 1:
 		return nil // no match
-	case errors.As(err, &ee) && ee.ExitCode() == 2 && summary:
+	case res.Outcome == proc.Exited && res.Code == 2 && summary:
 		// Some files could not be read; the search itself ran, as the native backend's does.
 		return nil
-	case errors.As(err, &ee) && ee.ExitCode() == 2:
+	case res.Outcome == proc.Exited && res.Code == 2:
 		msg := strings.TrimSpace(stderr.String())
 		if strings.Contains(msg, "regex") {
 			return fmt.Errorf("%w: %s", ErrPattern, msg)
 		}
 		return fmt.Errorf("ripgrep: %s", msg)
+	case res.Outcome == proc.StartFailed:
+		return fmt.Errorf("ripgrep: %w", res.Err)
 	default:
-		return fmt.Errorf("ripgrep: %w: %s", err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("ripgrep: %s: %s", res, strings.TrimSpace(stderr.String()))
 	}
+}
+
+// errStopped closes rg's output once the caller has what it wanted.
+var errStopped = errors.New("ripgrep: search stopped")
+
+// startRipgrep runs rg through the process runner and streams its stdout: the returned reader
+// yields the output as rg writes it, and wait returns how rg ended (once the reader is read to
+// its end or closed).
+func startRipgrep(ctx context.Context, bin string, args []string, dir string, stderr io.Writer) (*io.PipeReader, func() proc.Result) {
+	pr, pw := io.Pipe()
+	done := make(chan proc.Result, 1)
+	go func() {
+		res := proc.Run(ctx, proc.Spec{Path: bin, Args: append([]string{bin}, args...), Dir: dir,
+			Stdout: pw, Stderr: stderr, WaitDelay: time.Second})
+		pw.Close()
+		done <- res
+	}()
+	return pr, func() proc.Result { return <-done }
 }
 
 // capped keeps the first max bytes written to it.
