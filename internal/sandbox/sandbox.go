@@ -25,8 +25,8 @@ var ErrUnavailable = errors.New("the OS sandbox is unavailable")
 // SystemPaths are the host directories every sandbox sees read-only (those that exist).
 var SystemPaths = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
 
-// fallbackBwrap is where bwrap is looked for when it is not on PATH.
-var fallbackBwrap = "/usr/bin/bwrap"
+// FallbackBwrap is where bwrap is looked for when it is not on PATH.
+const FallbackBwrap = "/usr/bin/bwrap"
 
 // DefaultProtect lists the workspace-relative paths that stay read-only inside the
 // sandbox when [Config.Protect] is nil.
@@ -48,8 +48,11 @@ type Config struct {
 	// Protect lists workspace-relative paths kept read-only inside the sandbox when they
 	// exist. Nil means [DefaultProtect]; an empty non-nil slice protects nothing.
 	Protect []string
-	// Bwrap is the bwrap program; empty means "bwrap" on PATH, else /usr/bin/bwrap.
+	// Bwrap is the bwrap program; empty means "bwrap" on PATH, else Fallback.
 	Bwrap string
+	// Fallback is where bwrap is looked for when it is not on PATH; empty means
+	// [FallbackBwrap].
+	Fallback string
 }
 
 // Sandbox builds bwrap command lines. It is immutable and safe for concurrent use.
@@ -71,7 +74,7 @@ func New(cfg Config) (*Sandbox, error) {
 	if runtime.GOOS != "linux" {
 		return nil, unavailable("the sandbox uses bubblewrap, which runs only on Linux (this is %s); run without --sandbox", runtime.GOOS)
 	}
-	bwrap, err := findBwrap(cfg.Bwrap)
+	bwrap, err := findBwrap(cfg.Bwrap, cfg.Fallback)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +184,7 @@ func New(cfg Config) (*Sandbox, error) {
 }
 
 // findBwrap resolves the bwrap program.
-func findBwrap(p string) (string, error) {
+func findBwrap(p, fallback string) (string, error) {
 	if p != "" {
 		if _, err := exec.LookPath(p); err != nil {
 			return "", unavailable("bubblewrap program %s: %v; install the %s package or fix the path", p, err, Package)
@@ -191,8 +194,11 @@ func findBwrap(p string) (string, error) {
 	if p, err := exec.LookPath("bwrap"); err == nil {
 		return p, nil
 	}
-	if _, err := exec.LookPath(fallbackBwrap); err == nil {
-		return fallbackBwrap, nil
+	if fallback == "" {
+		fallback = FallbackBwrap
+	}
+	if _, err := exec.LookPath(fallback); err == nil {
+		return fallback, nil
 	}
 	return "", unavailable("bwrap was not found on PATH or in /usr/bin: install the %s package (Debian, Ubuntu: apt-get install %s; Fedora: dnf install %s; Arch: pacman -S %s) or run without --sandbox; rein never runs a command unsandboxed when a sandbox was asked for",
 		Package, Package, Package, Package)

@@ -18,7 +18,7 @@ import (
 // (package sandboxtest does the same for other packages).
 func requireBwrap(t *testing.T) {
 	t.Helper()
-	if _, err := findBwrap(""); err != nil {
+	if _, err := findBwrap("", ""); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("CI=true but bubblewrap is not installed (%v): .ci/run must install the %s package so the sandbox is tested", err, Package)
 		}
@@ -73,10 +73,7 @@ func TestUnavailable(t *testing.T) {
 		t.Errorf("explicit missing bwrap: %v", err)
 	}
 	t.Setenv("PATH", t.TempDir())
-	old := fallbackBwrap
-	fallbackBwrap = "/nonexistent/bwrap"
-	defer func() { fallbackBwrap = old }()
-	_, err = New(Config{Workspace: t.TempDir()})
+	_, err = New(Config{Workspace: t.TempDir(), Fallback: "/nonexistent/bwrap"})
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("err = %v, want ErrUnavailable", err)
 	}
