@@ -1,7 +1,6 @@
 // Package ledger is rein's durable history: an append-only, hash-chained file of JSON lines,
-// written by one process at a time. Every session, delivery run and loop is one ledger. The
-// format and protocol are those of shared/design/LEDGER.md; this comment states what the code
-// guarantees.
+// written by one process at a time. Every session, delivery run and loop is one ledger. This
+// comment states the format, the protocol and what the code guarantees.
 //
 // # Directory layout
 //

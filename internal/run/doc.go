@@ -1,4 +1,4 @@
-// Package run is rein's delivery-run engine (shared/design/DELIVERY.md). This first part holds
+// Package run is rein's delivery-run engine (README, "Delivery runs"). This first part holds
 // the inputs that are fixed when a run starts and the deterministic stages around them; model
 // stages, contracts, gates and tickets build on it.
 //
