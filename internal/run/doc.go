@@ -47,9 +47,12 @@
 //
 // # Research
 //
-// [Next] runs the current stage; so far that is Research. Each attempt is a fresh session
-// ledger under $REIN_HOME/runs/<run-id>/stages/research-<n>/ with the workflow role's tools
-// (read-only, filtered by policy.SurfaceFor, plus contract.StageResult), [ResearchSystem] and
+// [Next] runs the current stage; so far that is Research. Each attempt is an agent with a fresh
+// session under $REIN_HOME/runs/<run-id>/stages/research-<n>/, asked of [Env.Agents] with an
+// agentspec.Spec (rein's composition root builds it the way it builds every agent: model
+// retries, the workflow role's read-only tool surface plus contract.StageResult, the
+// permission gate, hooks, telemetry and the session lifecycle); run imports no tool, provider
+// or model package. Test seams come through [Env] too (Crash, SessionFS). [ResearchSystem] and
 // one request ([ResearchRequest]) starting with [RequestPrefix]; contextpack.CutAtPrefix cuts
 // every model request there. The accepted contract becomes research.md (immutable); a
 // stage.attempt record {stage, attempt, outcome, reason, artifact, contractDigest, session

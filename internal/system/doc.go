@@ -1,7 +1,17 @@
 // Package system is rein's composition root: it turns resolved options (flags, environment,
 // files under $REIN_HOME) into the parts a run is made of — a model adapter wrapped in retries,
-// the tool set over a confined workspace, the permission gate, and a recorder — and it owns
-// the on-disk configuration files (auth.json, models.json, settings.json, trust.json).
+// the role's tool set over a confined workspace, the permission gate, hooks, telemetry and the
+// session — and it owns the on-disk configuration files (auth.json, models.json,
+// settings.json, trust.json).
+//
+// One way to build and run an agent: every agent rein runs (print and JSON mode, RPC,
+// compaction, the demo, each delivery-run stage attempt through [Agents]) is built by [Build]
+// from [Options] and driven through the lifecycle of [Runtime]: [Open] (create or open, recover
+// and report what was settled), [Runtime.Begin] / [Runtime.Run] / [Runtime.Continue] (the run's
+// begin record, the loop, a durable cancel before the signal, the end record with its status),
+// [Runtime.Close] (session_end hooks, ledger and lock, workspace, spill files). A new session is
+// created only after the trust gate and the configuration passed, and removed again when a
+// later step fails.
 //
 // Trust and permissions: settings are read strictly from $REIN_HOME/settings.json and, once
 // the project is trusted, from <project>/.rein/settings.json (rule lists concatenate, global
