@@ -63,8 +63,12 @@
 // function bodies, command and process substitution (also inside words, expansions,
 // arithmetic and unquoted here-documents), coproc and time. It looks inside:
 //
-//   - bash/sh/zsh/dash/ksh -c SCRIPT, and a shell fed a here-document or here-string;
-//   - eval, trap and alias (their text is a script), su -c, flock -c, watch;
+//   - bash/sh/zsh/dash/ksh -c SCRIPT, and a shell (or . / source) fed a here-document or
+//     here-string, also when it names standard input as its script (/dev/stdin, /dev/fd/0,
+//     /proc/self/fd/0); any other descriptor (/dev/fd/N, /dev/tty) is refused;
+//   - eval, trap and alias (their text is a script), flock -c, watch;
+//   - su and runuser with options anywhere (getopt permutes): -c/--command, the words after
+//     the user (given to the shell), runuser -u USER -- COMMAND;
 //   - env (assignments, -i, -u, -C, -S/--split-string), sudo, doas, nice, nohup, timeout,
 //     stdbuf, setsid, ionice, time, command, builtin, exec, chroot, busybox;
 //   - xargs CMD (the input words are unknown), find -exec/-execdir/-ok/-okdir CMD … ; or +.

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -30,6 +31,7 @@ func init() {
 		"exec":    wrapper(optSpec{flags: "cl", valued: "a"}, 0),
 		"chroot":  chrootCmd,
 		"su":      suCmd,
+		"runuser": suCmd,
 		"xargs":   xargsCmd,
 		"find":    findCmd,
 		"eval":    evalCmd,
@@ -251,14 +253,34 @@ func chrootCmd(c *cmdCtx) {
 	}
 }
 
+// suSpec is su's and runuser's options (util-linux); runuser adds -u USER.
+var suSpec = optSpec{flags: "flmpP", valued: "cCgGsuw",
+	longFlags: []string{"login", "preserve-environment", "fast", "pty", "help", "version"},
+	longVals:  []string{"command", "session-command", "group", "supp-group", "shell", "whitelist-environment", "user"}}
+
+// suCmd handles su and runuser. Their options may come before or after the user (getopt
+// permutes), and words after the user go to the shell ("su root -- -c CMD" runs CMD), so
+// every option anywhere is read and what follows the user is judged as a shell's arguments;
+// runuser -u USER runs its operands as a command.
 func suCmd(c *cmdCtx) {
-	opts, _, err := parseOpts(c.argv, 1, optSpec{flags: "flmpP", valued: "cCgGsw", longFlags: []string{"login", "preserve-environment", "fast", "pty", "help", "version"}, longVals: []string{"command", "session-command", "group", "supp-group", "shell", "whitelist-environment"}})
+	opts, operands, err := parsePermuted(c.argv, 1, suSpec)
 	if err != nil {
 		c.unanalysable("%v", err)
 		return
 	}
+	if len(operands) > 0 && operands[0].static && operands[0].text == "-" {
+		operands = operands[1:] // "su -" is su --login
+	}
+	c.p.transparent = true
 	if o, ok := hasOpt(opts, "c", "C", "command", "session-command"); ok {
 		c.innerScript(o.arg, syntax.LangBash)
+	}
+	if _, ok := hasOpt(opts, "u", "user"); ok && c.name == "runuser" {
+		c.inner(operands, nil)
+		return
+	}
+	if len(operands) > 1 {
+		c.inner(append([]arg{staticArg("sh")}, operands[1:]...), nil)
 	}
 }
 
@@ -369,8 +391,47 @@ func aliasCmd(c *cmdCtx) {
 }
 
 func sourceCmd(c *cmdCtx) {
-	if len(c.argv) > 1 && !c.argv[1].static {
+	if len(c.argv) < 2 {
+		return
+	}
+	if !c.argv[1].static {
 		c.unanalysable("the file to run, %s, is not a fixed path (a variable or process substitution); run the commands directly", c.argv[1].src)
+		return
+	}
+	if fdPath(c.argv[1].text) {
+		stdinShellScript(c, syntax.LangBash, c.argv[1].text)
+	}
+}
+
+// fdPath reports whether a script path names a file descriptor rather than a file:
+// /dev/stdin, /dev/fd/N, /proc/self/fd/N, /proc/<pid>/fd/N, /dev/tty. Running it runs whatever
+// the descriptor holds (standard input, a process substitution), not a file on disk.
+func fdPath(p string) bool {
+	p = path.Clean(p)
+	switch {
+	case p == "/dev/stdin" || p == "/dev/tty" || strings.HasPrefix(p, "/dev/fd/"):
+		return true
+	case strings.HasPrefix(p, "/proc/"):
+		parts := strings.Split(p, "/") // "", "proc", pid|self|thread-self, "fd", N
+		return len(parts) >= 4 && parts[3] == "fd"
+	}
+	return false
+}
+
+// stdinShellScript judges a shell that runs its script from standard input or another
+// descriptor: a here-document or here-string on standard input is analysed; anything else
+// (a pipe, the terminal, another descriptor) cannot be known in advance.
+func stdinShellScript(c *cmdCtx, lang syntax.LangVariant, from string) {
+	stdin := from == "" || path.Clean(from) == "/dev/stdin" || strings.HasSuffix(path.Clean(from), "/fd/0")
+	body, kind := stdinScript(c.stmt, c.src)
+	switch {
+	case stdin && kind == stdinDoc:
+		c.p.transparent = true
+		c.innerScript(body, lang)
+	case stdin && kind == stdinFile:
+		// like a script file: the part itself is what rules judge
+	default:
+		c.unanalysable("it reads its script from standard input or a file descriptor (a pipe, the terminal, a process substitution), so what it runs cannot be known in advance; run the commands directly or use %s -c '…'", c.name)
 	}
 }
 
@@ -481,19 +542,14 @@ func shellCmd(c *cmdCtx) {
 	case i < len(c.argv) && !smode:
 		if !c.argv[i].static {
 			c.unanalysable("the script file %s is not a fixed path (a variable or process substitution), so what it runs cannot be known; run the commands directly", c.argv[i].src)
+			return
+		}
+		if fdPath(c.argv[i].text) {
+			stdinShellScript(c, lang, c.argv[i].text)
 		}
 		// A script file: the part itself is what rules judge.
 	default:
-		body, kind := stdinScript(c.stmt, c.src)
-		switch kind {
-		case stdinDoc:
-			c.p.transparent = true
-			c.innerScript(body, lang)
-		case stdinFile:
-			// like a script file
-		default:
-			c.unanalysable("it reads its script from standard input (a pipe or the terminal), so what it runs cannot be known in advance; run the commands directly or use %s -c '…'", c.name)
-		}
+		stdinShellScript(c, lang, "")
 	}
 }
 

@@ -139,3 +139,27 @@ func hasOpt(opts []opt, names ...string) (opt, bool) {
 	}
 	return opt{}, false
 }
+
+// parsePermuted reads options anywhere in argv[i:], as GNU getopt does when it permutes:
+// every word that is not an option is an operand, "--" ends the options (what follows are
+// operands). Unknown or computed option words are errors, as in parseOpts.
+func parsePermuted(argv []arg, i int, spec optSpec) ([]opt, []arg, error) {
+	var opts []opt
+	var operands []arg
+	for i < len(argv) {
+		o, next, err := parseOpts(argv, i, spec)
+		if err != nil {
+			return nil, nil, err
+		}
+		opts = append(opts, o...)
+		if next > i && argv[next-1].static && argv[next-1].text == "--" {
+			return opts, append(operands, argv[next:]...), nil
+		}
+		if next >= len(argv) {
+			break
+		}
+		operands = append(operands, argv[next])
+		i = next + 1
+	}
+	return opts, operands, nil
+}
