@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/reinhq/rein/internal/termtext"
 )
 
 // Version is rein's version; release builds set it with -ldflags "-X".
@@ -42,7 +44,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	code := ExitCode(err)
 	var reported *reportedError
 	if err != nil && !errors.As(err, &reported) {
-		fmt.Fprintf(stderr, "rein: %v\n", err)
+		fmt.Fprintf(stderr, "rein: %s\n", termtext.Visible(err.Error()))
 	}
 	return code
 }

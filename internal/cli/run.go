@@ -13,6 +13,7 @@ import (
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/system"
+	"github.com/reinhq/rein/internal/termtext"
 	"github.com/reinhq/rein/internal/wire"
 )
 
@@ -198,6 +199,10 @@ func runPrompt(e *env, o *runOptions, args []string) error {
 
 func printFinal(e *env, out *kernel.Outcome) {
 	text := out.Final.Text()
+	if isTerminal(e.stdout) {
+		// On a terminal the model's text is shown, never interpreted; a pipe gets it as it is.
+		text = termtext.Visible(text)
+	}
 	fmt.Fprint(e.stdout, text)
 	if !strings.HasSuffix(text, "\n") {
 		fmt.Fprintln(e.stdout)
@@ -290,4 +295,10 @@ func (w *jsonWriter) result(out *kernel.Outcome, rt *system.Runtime, err error) 
 		r.Error = err.Error()
 	}
 	_ = w.out.Write(r)
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

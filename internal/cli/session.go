@@ -17,6 +17,7 @@ import (
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/system"
+	"github.com/reinhq/rein/internal/termtext"
 	"github.com/reinhq/rein/internal/wire"
 )
 
@@ -165,6 +166,11 @@ func writeTranscript(e *env, cmd string, st *session.State, asJSON bool) error {
 	}
 	if notice != "" {
 		fmt.Fprintf(e.stderr, "rein: %s: %s\n", cmd, notice)
+	}
+	if !asJSON {
+		// Markdown is read on a terminal: model and tool text must not drive it. (JSON
+		// escapes every control character already.)
+		out = termtext.Visible(out)
 	}
 	_, err = io.WriteString(e.stdout, out)
 	return err
