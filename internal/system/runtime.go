@@ -148,6 +148,8 @@ type Runtime struct {
 	notice func(string)
 	// created says the session was created by this Build: a failed Build removes it.
 	created bool
+	// secretEnv are the name patterns of variables the bash tool never passes on.
+	secretEnv []string
 	// spill is the bash tool's directory for full outputs when there is no session; removed
 	// by Close.
 	spill string
@@ -239,13 +241,12 @@ func resolveModel(o Options, rt *Runtime, policy llm.RetryPolicy) (llm.Model, ll
 // buildRest builds what follows the model: tools, the trust gate and settings, the permission
 // gate, a new session, hooks, telemetry and the agent.
 func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, policy llm.RetryPolicy) error {
-	if !o.Sandbox {
-		global, err := ReadSettings(filepath.Join(o.Home, SettingsFile), true)
-		if err != nil {
-			return err
-		}
-		o.Sandbox = global.Sandbox
+	global, err := ReadSettings(filepath.Join(o.Home, SettingsFile), true)
+	if err != nil {
+		return err
 	}
+	o.Sandbox = o.Sandbox || global.Sandbox
+	rt.secretEnv = append(slices.Clone(shell.DefaultSecretEnv), global.SecretEnv...)
 	plan, err := planNew(o, rt)
 	if err != nil {
 		return err
@@ -651,7 +652,7 @@ func buildTools(rt *Runtime, plan *newSession, o Options) (*tool.Set, error) {
 	}
 	tools := []tool.Tool{
 		fstool.Read(ws), fstool.Write(ws), fstool.Edit(ws),
-		shell.New(ws.Dir, shell.Options{Sandbox: sb, TempDir: spill}),
+		shell.New(ws.Dir, shell.Options{Sandbox: sb, TempDir: spill, StripEnv: rt.secretEnv}),
 		grep.New(ws, grep.Options{}),
 		fstool.Find(ws), fstool.Ls(ws),
 	}

@@ -34,6 +34,9 @@ type Settings struct {
 	// Hooks are command hooks in Claude Code's shape (see package hooks/command); the
 	// project's run after the global ones.
 	Hooks command.Config `json:"hooks,omitempty"`
+	// SecretEnv adds name patterns (path.Match syntax, case-insensitive) to the environment
+	// variables the bash tool never passes on (shell.DefaultSecretEnv); global only.
+	SecretEnv []string `json:"secretEnv,omitempty"`
 }
 
 // TrustSettings configure the project trust gate.
@@ -118,6 +121,14 @@ func ReadSettings(path string, global bool) (Settings, error) {
 		scope = "global"
 	}
 	s.Hooks.Label(scope)
+	if len(s.SecretEnv) > 0 && !global {
+		return bad("secretEnv: the variables kept from commands may only be set in $REIN_HOME/%s", SettingsFile)
+	}
+	for i, p := range s.SecretEnv {
+		if _, err := filepath.Match(p, ""); err != nil || p == "" {
+			return bad("secretEnv[%d]: %q is not a name pattern (use shell-style globs such as \"MYCORP_*\")", i, p)
+		}
+	}
 	if s.Sandbox && !global {
 		return bad("sandbox: the sandbox setting may only be set in $REIN_HOME/%s", SettingsFile)
 	}

@@ -22,17 +22,27 @@ import (
 const MaxTimeoutSeconds = 2147483
 
 // DefaultSecretEnv lists the environment variable names removed from the command's
-// environment when [Options.StripEnv] is nil. Patterns use [path.Match] syntax and are matched
-// against the upper-cased name.
+// environment when [Options.StripEnv] is nil: every name that looks like a credential.
+// Patterns use [path.Match] syntax and are matched against the upper-cased name; the names in
+// [KeptEnv] are never removed.
 var DefaultSecretEnv = []string{
-	"ANTHROPIC_API_KEY",
-	"OPENAI_API_KEY",
-	"*_API_KEY",
-	"*_TOKEN",
-	"*_SECRET",
-	"*_SECRET_KEY",
-	"*_SECRET_ACCESS_KEY",
+	"*PASS*",       // PASSWORD, PGPASSWORD, TWINE_PASSWORD, *_PASSWD, *_PASSPHRASE
+	"*PWD",         // MYSQL_PWD (PWD and OLDPWD are kept)
+	"*TOKEN*",      // GITHUB_TOKEN, GH_TOKEN, NPM_TOKEN, AWS_SESSION_TOKEN, *_TOKEN_FILE
+	"*SECRET*",     // AZURE_CLIENT_SECRET, *_SECRET_ACCESS_KEY, CLIENT_SECRETS
+	"*KEY*",        // ANTHROPIC_API_KEY, OPENAI_API_KEY, AWS_ACCESS_KEY_ID, *_PRIVATE_KEY
+	"*CREDENTIAL*", // GOOGLE_APPLICATION_CREDENTIALS, AWS_SHARED_CREDENTIALS_FILE
+	"*COOKIE*",
+	"*SESSION*", // AWS_SESSION_*, *_SESSION_ID
+	"*_AUTH",    // NPM_CONFIG__AUTH, *_BASIC_AUTH
+	"*DSN",      // SENTRY_DSN, *_DSN: URLs that carry a key
+	"DATABASE_URL", "REDIS_URL", "MONGODB_URI", "*_DATABASE_URL",
+	"AWS_*", "AZURE_*", "ARM_CLIENT_*", "GOOGLE_*", "GCLOUD_*", "CLOUDSDK_*", "DIGITALOCEAN_*",
+	"HCLOUD_*", "VAULT_*", "DOCKER_AUTH_CONFIG", "KUBECONFIG",
 }
+
+// KeptEnv are names no pattern removes: the shell's own working-directory variables.
+var KeptEnv = []string{"PWD", "OLDPWD"}
 
 // defaultWaitDelay bounds how long Run waits for the output pipe to close after the shell
 // exited or was killed.
@@ -247,6 +257,11 @@ func filterEnv(base, strip []string) []string {
 
 func secretName(name string, patterns []string) bool {
 	upper := strings.ToUpper(name)
+	for _, k := range KeptEnv {
+		if upper == k {
+			return false
+		}
+	}
 	for _, p := range patterns {
 		if ok, _ := path.Match(strings.ToUpper(p), upper); ok {
 			return true
