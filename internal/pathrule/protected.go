@@ -24,8 +24,11 @@ const (
 // rules say: git internals (a .git directory and everything in it, or a worktree's .git
 // file, also in nested repositories) and rein's project policy directory .rein
 // (settings.json, SYSTEM.md, APPEND_SYSTEM.md, skills/…, also below the root, where a run
-// started in that directory would read it).
-var DefaultProtected = []string{"**/.git", "**/.rein"}
+// started in that directory would read it), and the other files that make a later run
+// execute or obey something: .claude (settings with hooks, commands, agents in the shape rein
+// reads), .mcp.json (MCP servers, started as commands), .agents/skills (skills loaded as
+// instructions).
+var DefaultProtected = []string{"**/.git", "**/.rein", "**/.claude", "**/.mcp.json", "**/.agents/skills"}
 
 // StoreProtected names rein's own stores — a session ledger, its torn-tail evidence and
 // lock, a content-addressed blob or artifact store — wherever they lie in a workspace. The
@@ -39,6 +42,9 @@ var StoreProtected = []string{"**/ledger.jsonl", "**/ledger.jsonl.torn-*", "**/l
 var protectedWhy = map[string]string{
 	"**/.git":                "git's internals: a change can run code at the next git command (hooks, config) or corrupt the repository",
 	"**/.rein":               "rein's project policy files (settings, system prompt, skills): they configure rein itself, so only the user changes them",
+	"**/.claude":             "agent settings, hooks and commands a later run may load and execute: only the user changes them",
+	"**/.mcp.json":           "MCP server definitions, started as commands by a later run: only the user changes them",
+	"**/.agents/skills":      "skills a later run loads as instructions: only the user changes them",
 	"**/ledger.jsonl":        "a rein session ledger: the record of what happened, written only by rein",
 	"**/ledger.jsonl.torn-*": "evidence kept by a ledger repair, written only by rein",
 	"**/ledger.lock":         "a rein session ledger's lock, held only by rein",
