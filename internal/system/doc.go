@@ -1,8 +1,8 @@
 // Package system is rein's composition root: it turns resolved options (flags, environment,
-// files under $REIN_HOME) into the parts a run is made of — a model adapter wrapped in retries,
-// the role's tool set over a confined workspace, the permission gate, hooks, telemetry and the
-// session — and it owns the on-disk configuration files (auth.json, models.json,
-// settings.json, trust.json).
+// files under $REIN_HOME) into the parts a run is made of — a model adapter wrapped in error
+// redaction (package llm/redact, with the key in use) and retries, the role's tool set over a
+// confined workspace, the permission gate, hooks, telemetry and the session — and it owns the
+// on-disk configuration files (auth.json, models.json, settings.json, trust.json).
 //
 // One way to build and run an agent: every agent rein runs (print and JSON mode, RPC,
 // compaction, the demo, each delivery-run stage attempt through [Agents]) is built by [Build]

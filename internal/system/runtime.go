@@ -18,6 +18,7 @@ import (
 	"github.com/reinhq/rein/internal/llm/anthropic"
 	"github.com/reinhq/rein/internal/llm/openai"
 	"github.com/reinhq/rein/internal/llm/openaicompat"
+	"github.com/reinhq/rein/internal/llm/redact"
 	"github.com/reinhq/rein/internal/llm/script"
 	"github.com/reinhq/rein/internal/policy"
 	"github.com/reinhq/rein/internal/session"
@@ -208,7 +209,7 @@ func Build(o Options) (*Runtime, error) {
 	return rt, nil
 }
 
-// resolveModel builds the run's model adapter, wrapped in retries.
+// resolveModel builds the run's model adapter, wrapped in error redaction and retries.
 func resolveModel(o Options, rt *Runtime, policy llm.RetryPolicy) (llm.Model, llm.ModelInfo, error) {
 	reg := llm.NewRegistry()
 	if err := reg.LoadOverrides(filepath.Join(o.Home, "models.json")); err != nil {
@@ -235,7 +236,11 @@ func resolveModel(o Options, rt *Runtime, policy llm.RetryPolicy) (llm.Model, ll
 		}
 		model, rt.KeySource = m, keySource
 	}
-	return llm.Retry(model, policy), info, nil
+	// Every error text the adapter reports passes the redactor, with the key it sends, before
+	// the retries, the loop, the ledger or any output see it. (buildModel has already
+	// reported a key that cannot be read.)
+	key, _, _ := ResolveKey(o.Home, provider, o.APIKey, o.Getenv)
+	return llm.Retry(redact.Errors(model, key, o.APIKey), policy), info, nil
 }
 
 // buildRest builds what follows the model: tools, the trust gate and settings, the permission

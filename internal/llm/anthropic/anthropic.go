@@ -74,7 +74,7 @@ func (m *model) Stream(ctx context.Context, req *llm.Request, emit func(llm.Even
 				final = s.final
 				return
 			}
-			final = s.fail(&llm.Error{Kind: llm.KindProtocol, Message: fmt.Sprintf("internal error while streaming: %v", r)})
+			final = s.fail(m.redact(&llm.Error{Kind: llm.KindProtocol, Message: fmt.Sprintf("internal error while streaming: %v", r)}))
 		}
 	}()
 	emit(llm.Event{Type: llm.EventStart})
