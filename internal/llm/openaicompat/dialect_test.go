@@ -145,10 +145,17 @@ func TestMissingFinishReason(t *testing.T) {
 			t.Errorf("usage = %+v, want zero", m.Usage)
 		}
 	})
-	t.Run("tool calls, no [DONE]", func(t *testing.T) {
-		m, _ := streamBody(t, ct.CallStart(0, "c1", "read")+ct.CallArgs(0, `{"path":"a"}`))
+	t.Run("tool calls, [DONE]", func(t *testing.T) {
+		m, _ := streamBody(t, ct.SSE(ct.CallStart(0, "c1", "read"), ct.CallArgs(0, `{"path":"a"}`)))
 		if m.StopReason != llm.StopToolUse {
 			t.Errorf("stop = %s (%v), want toolUse", m.StopReason, m.Err)
+		}
+	})
+	// Neither a finish_reason nor [DONE]: the body ended early, whatever the server.
+	t.Run("tool calls, no [DONE]", func(t *testing.T) {
+		m, _ := streamBody(t, ct.CallStart(0, "c1", "read")+ct.CallArgs(0, `{"path":"a"}`))
+		if m.StopReason != llm.StopError || m.Err.Kind != llm.KindIncompleteStream || !m.Err.Retryable {
+			t.Errorf("stop = %s (%v), want a retryable incomplete stream", m.StopReason, m.Err)
 		}
 	})
 	t.Run("stop after tool calls", func(t *testing.T) {
