@@ -65,7 +65,7 @@ func (o *runOptions) register(c *cobra.Command) {
 	f.StringVar(&o.fork, "fork", "", "start a new session from session ID, at ENTRY if given (ID[@ENTRY]); the parent is untouched")
 	f.BoolVar(&o.sandbox, "sandbox", false, "run bash in a bubblewrap sandbox: no network, only this directory writable, $REIN_HOME hidden (fails if bwrap is missing)")
 	f.StringVar(&o.trace, "trace", "", traceUsage)
-	f.IntVar(&o.retries, "max-retries", llm.DefaultRetryPolicy.MaxAttempts-1, "retries of a failed model call (rate limit, overload, 5xx, connection errors)")
+	f.IntVar(&o.retries, "max-retries", llm.DefaultRetryPolicy.MaxAttempts-1, "retries of a failed model call (rate limit, overload, 5xx, connection errors, incomplete streams, timeouts)")
 	f.DurationVar(&o.idle, "stream-idle-timeout", watchdog.DefaultIdle, "give up on a model response (and retry it) after this long without a byte from the provider, headers included")
 	o.trust.register(c)
 }
