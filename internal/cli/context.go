@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/internal/contextpack"
+	"github.com/reinhq/rein/internal/llm/watchdog"
 	"github.com/reinhq/rein/internal/system"
 )
 
@@ -16,7 +17,7 @@ import (
 const ContextVersion = 1
 
 func newContextCmd(e *env) *cobra.Command {
-	o := &runOptions{mode: "print"}
+	o := &runOptions{mode: "print", idle: watchdog.DefaultIdle} // no stream is read: the idle flag is not offered
 	var prompt string
 	var asJSON, full bool
 	c := &cobra.Command{

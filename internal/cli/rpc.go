@@ -54,6 +54,7 @@ func (h *rpcHost) Open(ctx context.Context, req rpc.OpenRequest) (*rpc.Runtime, 
 	opts.Trust, _ = o.trust.choice() // checked by validate
 	opts.Retry = llm.DefaultRetryPolicy
 	opts.Retry.MaxAttempts = o.retries + 1
+	opts.StreamIdleTimeout = o.idle
 	if req.Provider != "" && req.Provider != o.provider && !(req.Provider == llm.ProviderScript && o.script != "") {
 		// Another provider: the command line's endpoint, key and scenario were for the old one.
 		opts.BaseURL, opts.APIKey, opts.Script = "", "", ""

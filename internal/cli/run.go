@@ -6,12 +6,14 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/llm/watchdog"
 	"github.com/reinhq/rein/internal/system"
 	"github.com/reinhq/rein/internal/termtext"
 	"github.com/reinhq/rein/internal/wire"
@@ -31,6 +33,7 @@ type runOptions struct {
 	maxTurns int
 	maxCost  float64
 	retries  int
+	idle     time.Duration
 	sandbox  bool
 	trace    string
 
@@ -63,7 +66,8 @@ func (o *runOptions) register(c *cobra.Command) {
 	f.StringVar(&o.fork, "fork", "", "start a new session from session ID, at ENTRY if given (ID[@ENTRY]); the parent is untouched")
 	f.BoolVar(&o.sandbox, "sandbox", false, "run bash in a bubblewrap sandbox: no network, only this directory writable, $REIN_HOME hidden (fails if bwrap is missing)")
 	f.StringVar(&o.trace, "trace", "", traceUsage)
-	f.IntVar(&o.retries, "max-retries", llm.DefaultRetryPolicy.MaxAttempts-1, "retries of a failed model call (rate limit, overload, 5xx, connection errors)")
+	f.IntVar(&o.retries, "max-retries", llm.DefaultRetryPolicy.MaxAttempts-1, "retries of a failed model call (rate limit, overload, 5xx, connection errors, incomplete streams, timeouts)")
+	f.DurationVar(&o.idle, "stream-idle-timeout", watchdog.DefaultIdle, "give up on a model response (and retry it) after this long without a byte from the provider, headers included")
 	o.trust.register(c)
 }
 
@@ -76,6 +80,9 @@ func (o *runOptions) validate() error {
 	}
 	if o.retries < 0 {
 		return fmt.Errorf("%w: --max-retries must not be negative", ErrUsage)
+	}
+	if o.idle <= 0 {
+		return fmt.Errorf("%w: --stream-idle-timeout must be positive (e.g. 30s, 5m)", ErrUsage)
 	}
 	if o.maxCost < 0 {
 		return fmt.Errorf("%w: --max-cost must not be negative", ErrUsage)
@@ -227,6 +234,7 @@ func runAgent(e *env, o *runOptions, prompt string, jsonOut *jsonWriter) (*syste
 	opts.Trust, _ = o.trust.choice() // checked by validate
 	opts.Retry = llm.DefaultRetryPolicy
 	opts.Retry.MaxAttempts = o.retries + 1
+	opts.StreamIdleTimeout = o.idle
 	if jsonOut != nil {
 		opts.Observe = jsonOut.event
 	}
@@ -281,7 +289,8 @@ func (w *jsonWriter) result(out *kernel.Outcome, rt *system.Runtime, err error) 
 		r.Status = string(out.Status)
 		r.Turns = out.Turns
 		r.Usage = wire.NewUsage(out.Usage)
-		if out.Final != nil {
+		if out.Final != nil && !out.Final.Failed() {
+			// A failed message's text (a cut stream's partial answer) is no answer.
 			r.Text = out.Final.Text()
 		}
 	} else if err != nil {

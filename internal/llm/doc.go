@@ -11,6 +11,10 @@
 //   - emit is called synchronously from the goroutine that called Stream, in stream order, and
 //     never after Stream returns. The last event is always [EventDone] or [EventError], carrying
 //     the same message Stream returns.
+//   - A message is an answer only when the stream reached its wire format's terminal event.
+//     A stream that ends, is cut or stays silent before it is a retryable
+//     [KindIncompleteStream] failure (what arrived is kept on the failed message, for the
+//     record); a request whose response headers never come is a retryable [KindTimeout].
 //   - Tool-call arguments are kept exactly as the model produced them ([ToolCall.Arguments]), even
 //     when they are not valid JSON: validation belongs to the caller.
 //   - Adapters do not retry. Retrying is the job of the [Retry] decorator, which honours the

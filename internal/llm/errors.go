@@ -15,7 +15,8 @@ const (
 	KindRateLimit   ErrorKind = "rate_limit"  // 429
 	KindOverloaded  ErrorKind = "overloaded"  // 529, overloaded_error
 	KindServer      ErrorKind = "server"      // 5xx
-	KindNetwork     ErrorKind = "network"     // connection refused/reset, stream cut
+	KindNetwork     ErrorKind = "network"     // connection refused or reset before a response
+	KindTimeout     ErrorKind = "timeout"     // no response headers within the header timeout
 	KindAuth        ErrorKind = "auth"        // 401, 403
 	KindInvalid     ErrorKind = "invalid"     // 400, 404, 422
 	KindSpendLimit  ErrorKind = "spend_limit" // quota or billing exhausted
@@ -23,6 +24,10 @@ const (
 	KindProtocol    ErrorKind = "protocol"    // the response could not be understood
 	KindAborted     ErrorKind = "aborted"     // the caller cancelled
 	KindUnavailable ErrorKind = "unavailable" // no credentials or configuration to reach the model
+	// KindIncompleteStream: the response began but did not reach its wire format's terminal
+	// event (cut, ended early, or silent for longer than the idle timeout). Retryable; the
+	// partial message is a failure, never an answer.
+	KindIncompleteStream ErrorKind = "incomplete_stream"
 )
 
 // Error is a typed model failure. It never contains credentials.
@@ -57,14 +62,24 @@ func IsContextOverflow(text string) bool {
 	return false
 }
 
-// TransportError classifies an error that happened before or during a response body.
-// ctx is the caller's context: if it was cancelled the result is an abort; every other
-// transport failure (refused, reset, cut stream, timeout) is a retryable network error.
+// TransportError classifies an error that happened before a response arrived. ctx is the
+// caller's context: if it was cancelled the result is an abort; every other transport failure
+// (refused, reset) is a retryable network error.
 func TransportError(ctx context.Context, err error) *Error {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return &Error{Kind: KindAborted, Message: "request aborted"}
 	}
 	return &Error{Kind: KindNetwork, Message: err.Error(), Retryable: true}
+}
+
+// IncompleteStream is the retryable failure of a response that began but did not reach its
+// terminal event; why says how it ended. A cancelled ctx (the caller's) makes it an abort.
+func IncompleteStream(ctx context.Context, why string) *Error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return &Error{Kind: KindAborted, Message: "request aborted"}
+	}
+	return &Error{Kind: KindIncompleteStream, Retryable: true,
+		Message: "the response stream is incomplete: " + why + "; the partial answer is discarded"}
 }
 
 // Fail turns partial into a final failed assistant message: StopAborted for KindAborted,

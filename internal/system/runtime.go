@@ -20,6 +20,7 @@ import (
 	"github.com/reinhq/rein/internal/llm/openaicompat"
 	"github.com/reinhq/rein/internal/llm/redact"
 	"github.com/reinhq/rein/internal/llm/script"
+	"github.com/reinhq/rein/internal/llm/watchdog"
 	"github.com/reinhq/rein/internal/policy"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/telemetry"
@@ -79,6 +80,10 @@ type Options struct {
 	HTTPClient *http.Client
 	// Retry overrides llm.DefaultRetryPolicy when MaxAttempts > 0.
 	Retry llm.RetryPolicy
+	// StreamIdleTimeout bounds every silence of a network provider: the wait for a response's
+	// headers and for each next byte of its stream (--stream-idle-timeout); 0 means the
+	// watchdog default of 120 s.
+	StreamIdleTimeout time.Duration
 	// Now is the clock (the kernel's and the session ledger's); nil means time.Now.
 	Now func() time.Time
 	// LedgerFS is the session ledger's filesystem; nil is the OS (a test seam).
@@ -598,13 +603,14 @@ func buildModel(o Options, provider string, info llm.ModelInfo) (llm.Model, KeyS
 	if client == nil {
 		client = http.DefaultClient
 	}
+	limits := watchdog.Limits{Header: o.StreamIdleTimeout, Idle: o.StreamIdleTimeout}
 	switch provider {
 	case llm.ProviderAnthropic:
 		if key == "" {
 			return nil, KeyNone, missingKey(provider)
 		}
 		return anthropic.New(anthropic.Config{Model: info.ID, BaseURL: baseURL, APIKey: key, HTTPClient: client,
-			Pricing: info.Cost, MaxTokens: info.MaxOutput}), src, nil
+			Pricing: info.Cost, MaxTokens: info.MaxOutput, Timeouts: limits}), src, nil
 	case llm.ProviderOpenAI:
 		if key == "" {
 			return nil, KeyNone, missingKey(provider)
@@ -614,7 +620,7 @@ func buildModel(o Options, provider string, info llm.ModelInfo) (llm.Model, KeyS
 			api = llm.APIOpenAIResponses
 		}
 		m, err := openai.New(openai.Config{Model: info.ID, BaseURL: baseURL, APIKey: key, HTTPClient: client,
-			Pricing: info.Cost, MaxTokens: info.MaxOutput, API: api})
+			Pricing: info.Cost, MaxTokens: info.MaxOutput, API: api, Timeouts: limits})
 		if err != nil {
 			return nil, KeyNone, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
@@ -624,7 +630,7 @@ func buildModel(o Options, provider string, info llm.ModelInfo) (llm.Model, KeyS
 			return nil, KeyNone, fmt.Errorf("%w: --provider openai-compat needs --base-url (e.g. http://localhost:11434/v1 for ollama)", ErrConfig)
 		}
 		m, err := openaicompat.New(openaicompat.Config{Model: info.ID, BaseURL: baseURL, APIKey: key, HTTPClient: client,
-			Pricing: info.Cost, MaxTokens: info.MaxOutput})
+			Pricing: info.Cost, MaxTokens: info.MaxOutput, Timeouts: limits})
 		if err != nil {
 			return nil, KeyNone, fmt.Errorf("%w: %w", ErrConfig, err)
 		}

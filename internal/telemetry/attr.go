@@ -161,7 +161,7 @@ var (
 	stopReasons = []string{string(llm.StopEnd), string(llm.StopLength), string(llm.StopToolUse), string(llm.StopError), string(llm.StopAborted)}
 	errorKinds  = []string{string(llm.KindRateLimit), string(llm.KindOverloaded), string(llm.KindServer), string(llm.KindNetwork),
 		string(llm.KindAuth), string(llm.KindInvalid), string(llm.KindSpendLimit), string(llm.KindContext), string(llm.KindProtocol),
-		string(llm.KindAborted), string(llm.KindUnavailable)}
+		string(llm.KindAborted), string(llm.KindUnavailable), string(llm.KindTimeout), string(llm.KindIncompleteStream)}
 	runStatuses = []string{string(kernel.StatusCompleted), string(kernel.StatusFailed), string(kernel.StatusBudget),
 		string(kernel.StatusAborted), string(kernel.StatusBlocked)}
 	providers = []string{llm.ProviderAnthropic, llm.ProviderOpenAI, llm.ProviderOpenAICompat, llm.ProviderScript}

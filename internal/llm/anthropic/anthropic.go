@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/llm/watchdog"
 )
 
 // Config configures one model of the Anthropic Messages API.
@@ -28,6 +28,9 @@ type Config struct {
 	// MaxTokens is the model's output limit, used when a request sets none and to bound the
 	// thinking budget; zero means unknown ([llm.DefaultMaxOutput] is then the default).
 	MaxTokens int
+	// Timeouts bound the wait for the response headers and for each byte of the stream;
+	// zero fields mean the watchdog defaults (120 s each).
+	Timeouts watchdog.Limits
 }
 
 // New returns the model cfg describes. It reads nothing from the environment.
@@ -81,9 +84,9 @@ func (m *model) Stream(ctx context.Context, req *llm.Request, emit func(llm.Even
 	if m.cfg.APIKey == "" && m.cfg.BaseURL == "" {
 		return s.fail(&llm.Error{Kind: llm.KindUnavailable, Message: "no API key configured for Anthropic"})
 	}
-	var t transport
+	x := watchdog.New(m.cfg.Timeouts)
 	params, opts := m.params(req)
-	stream := m.api.NewStreaming(ctx, params, append(opts, t.middleware())...)
+	stream := m.api.NewStreaming(ctx, params, append(opts, option.WithMiddleware(x.Middleware))...)
 	defer stream.Close()
 	for stream.Next() {
 		if err := s.event(stream.Current()); err != nil {
@@ -94,11 +97,14 @@ func (m *model) Stream(ctx context.Context, req *llm.Request, emit func(llm.Even
 		}
 	}
 	if err := stream.Err(); err != nil && !s.stopped {
-		return s.fail(m.redact(t.classify(ctx, err)))
+		return s.fail(m.redact(classify(ctx, x, err)))
 	}
-	if !s.stopped {
+	switch {
+	case !s.stopped:
 		// A clean end of the body without message_stop: the connection was cut.
-		return s.fail(llm.TransportError(ctx, errors.New("the stream ended before message_stop")))
+		return s.fail(llm.IncompleteStream(ctx, "the stream ended before message_stop"))
+	case s.reason == "":
+		return s.fail(llm.IncompleteStream(ctx, "message_stop came without a stop_reason (no message_delta carried one)"))
 	}
 	return s.finish()
 }

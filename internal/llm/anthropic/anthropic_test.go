@@ -17,6 +17,7 @@ import (
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/anthropic"
 	"github.com/reinhq/rein/internal/llm/llmtest"
+	"github.com/reinhq/rein/internal/llm/watchdog"
 )
 
 const testModel = "claude-sonnet-4-5"
@@ -51,7 +52,10 @@ func TestConformance(t *testing.T) {
 	}
 	text := func() llmtest.Response { return llmtest.Response{Body: fixtures["text"]} }
 	llmtest.Run(t, llmtest.Harness{
-		New:        newModel,
+		New: func(baseURL, apiKey string, l watchdog.Limits) llm.Model {
+			return anthropic.New(anthropic.Config{Model: testModel, BaseURL: baseURL, APIKey: apiKey,
+				Pricing: testPricing, MaxTokens: 64000, Timeouts: l})
+		},
 		CacheWrite: true,
 		Fixture: func(name string) ([]llmtest.Response, bool) {
 			switch name {
@@ -67,6 +71,15 @@ func TestConformance(t *testing.T) {
 			case llmtest.CaseCut:
 				body := fixtures["text"]
 				return []llmtest.Response{{Body: body, CutAfter: strings.Index(body, `", world!"`)}, text()}, true
+			case llmtest.CaseCutMidEvent:
+				body := fixtures["text"]
+				return []llmtest.Response{{Body: body[:strings.Index(body, `", world!"`)]}, text()}, true
+			case llmtest.CaseNoTerminal:
+				return []llmtest.Response{{Body: fixtures["hang"]}, text()}, true
+			case llmtest.CaseIdle:
+				return []llmtest.Response{{Body: fixtures["hang"], Hang: true}, text()}, true
+			case llmtest.CaseNoHeaders:
+				return []llmtest.Response{{Stall: true}, text()}, true
 			case llmtest.CaseAuth:
 				return []llmtest.Response{{Status: 401, Body: apiError("authentication_error", "invalid x-api-key")}}, true
 			case llmtest.CaseHang:
@@ -454,7 +467,8 @@ func TestErrors(t *testing.T) {
 		{"event api_error", 200, nil, sse(start, `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`), llm.KindServer, true, 0},
 		{"event invalid request", 200, nil, sse(start, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}`), llm.KindContext, false, 0},
 		{"event unknown type", 200, nil, sse(start, `{"type":"error","error":{"type":"mystery_error","message":"?"}}`), llm.KindServer, true, 0},
-		{"clean end without message_stop", 200, nil, sse(start), llm.KindNetwork, true, 0},
+		{"clean end without message_stop", 200, nil, sse(start), llm.KindIncompleteStream, true, 0},
+		{"message_stop without a stop_reason", 200, nil, sse(start, `{"type":"message_stop"}`), llm.KindIncompleteStream, true, 0},
 		{"undecodable event", 200, nil, "event: message_start\ndata: {\"type\":\"message_start\",\n\n", llm.KindProtocol, false, 0},
 		{"delta for an unknown block", 200, nil, sse(start, `{"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"x"}}`), llm.KindProtocol, false, 0},
 	}

@@ -79,10 +79,15 @@
 //     raw body); the wait is retry-after-ms or retry-after (seconds or an HTTP date).
 //   - A mid-stream error event is classified the same way from its type and code, with Status
 //     0; an unknown type with no recognisable text is a retryable server error.
-//   - A failed connection, a read error of the body, or a body that ends before message_stop
-//     is [llm.TransportError]: a retryable network error, or an abort when the caller's
-//     context was cancelled. An event that cannot be decoded, or a delta for a block that was
-//     never started, is a [llm.KindProtocol] error.
+//   - A stream is an answer only when message_stop arrives after a message_delta carrying a
+//     stop_reason. A body that ends before (cleanly or by a read error), a message_stop with no
+//     stop_reason, or a body silent for longer than the idle timeout is a retryable
+//     [llm.KindIncompleteStream] failure; the partial message is returned failed, never as
+//     the answer. A connection that fails before the response headers is a retryable network
+//     error ([llm.TransportError]); no headers within the header timeout a retryable
+//     [llm.KindTimeout] (Config.Timeouts, package watchdog). A cancelled caller context is an
+//     abort. An event that cannot be decoded, or a delta for a block that was never started,
+//     is a [llm.KindProtocol] error.
 //   - The API key never appears in an error message: should a server echo it, it is replaced
 //     by "[redacted]". A panic inside Stream is recovered as a protocol error, as a last resort.
 package anthropic

@@ -10,52 +10,24 @@ import (
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/llm/watchdog"
 )
 
 // maxErrorText bounds the provider text kept in an error message.
 const maxErrorText = 4000
 
-// transport records whether the request or its response body failed at the transport level,
-// which tells a cut connection from a stream rein could not decode.
-type transport struct {
-	err error
-}
-
-// middleware watches one request: a failed round trip and a failed body read are transport
-// errors.
-func (t *transport) middleware() option.RequestOption {
-	return option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		res, err := next(req)
-		if err != nil {
-			t.err = err
-		}
-		if res != nil && res.Body != nil {
-			res.Body = &watchedBody{ReadCloser: res.Body, t: t}
-		}
-		return res, err
-	})
-}
-
-type watchedBody struct {
-	io.ReadCloser
-	t *transport
-}
-
-func (b *watchedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err != nil && err != io.EOF && b.t.err == nil {
-		b.t.err = err
-	}
-	return n, err
-}
-
-// classify maps an error of the SDK's stream to a typed failure.
-func (t *transport) classify(ctx context.Context, err error) *llm.Error {
+// classify maps an error of the SDK's stream to a typed failure. x watched the request: a
+// watchdog timeout is a retryable timeout or incomplete stream, a transport failure after the
+// response headers an incomplete stream, one before them a network error.
+func classify(ctx context.Context, x *watchdog.Exchange, err error) *llm.Error {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return llm.TransportError(ctx, err)
+	}
+	var wd *watchdog.Error
+	if errors.As(err, &wd) {
+		return wd.LLM()
 	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
@@ -64,7 +36,10 @@ func (t *transport) classify(ctx context.Context, err error) *llm.Error {
 		}
 		return eventError(apiErr)
 	}
-	if t.err != nil || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) {
+	if x.Err() != nil || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) {
+		if x.Responded() {
+			return llm.IncompleteStream(ctx, "the connection failed mid-stream: "+err.Error())
+		}
 		return llm.TransportError(ctx, err)
 	}
 	return &llm.Error{Kind: llm.KindProtocol, Message: "could not decode the response stream: " + err.Error()}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/llm/watchdog"
 )
 
 // APIKey is the key the suite passes to Harness.New. It must never appear in an error message.
@@ -56,8 +57,25 @@ const (
 	// error event mid-stream, then (second response) the CaseText stream.
 	CaseOverloaded = "overloaded"
 	// CaseCut: a 200 stream whose connection is cut mid-stream (use Response.CutAfter), then
-	// the CaseText stream.
+	// the CaseText stream. The cut is a retryable incomplete stream.
 	CaseCut = "cut"
+	// CaseCutMidEvent: a 200 stream whose body ends cleanly (no connection error) in the
+	// middle of an event, after some text and before the wire's terminal event, then the
+	// CaseText stream. The adapter fails with a retryable incomplete stream.
+	CaseCutMidEvent = "cut_mid_event"
+	// CaseNoTerminal: a 200 stream that sends text "Hel" and ends cleanly at an event boundary
+	// without the wire's terminal event (Chat Completions: no finish_reason and no [DONE];
+	// Anthropic: no message_stop; Responses: no response.completed), then the CaseText stream.
+	// The adapter fails with a retryable incomplete stream.
+	CaseNoTerminal = "no_terminal"
+	// CaseIdle: a 200 stream that sends text "Hel" and then nothing (Response.Hang), then the
+	// CaseText stream. The suite builds the model with a tiny idle timeout; the adapter gives
+	// up with a retryable incomplete stream.
+	CaseIdle = "idle"
+	// CaseNoHeaders: an answer that never sends its headers (Response.Stall), then the
+	// CaseText stream. The suite builds the model with a tiny header timeout; the adapter gives
+	// up with a retryable timeout.
+	CaseNoHeaders = "no_headers"
 	// CaseAuth: an HTTP 401 answer with the provider's error body.
 	CaseAuth = "auth"
 	// CaseHang: a 200 stream that sends text "Hel" and then hangs (Response.Hang); the suite
@@ -74,12 +92,15 @@ type Response struct {
 	CutAfter int
 	// Hang keeps the response open after Body until the client goes away.
 	Hang bool
+	// Stall sends nothing, not even the headers, until the client goes away.
+	Stall bool
 }
 
 // Harness connects the suite to one adapter.
 type Harness struct {
-	// New returns the adapter under test, pointed at baseURL, authenticating with apiKey.
-	New func(baseURL, apiKey string) llm.Model
+	// New returns the adapter under test, pointed at baseURL, authenticating with apiKey, with
+	// the header and idle timeouts l (zero fields: the defaults).
+	New func(baseURL, apiKey string, l watchdog.Limits) llm.Model
 	// Fixture returns the responses for a case, one per HTTP request, or ok=false when the
 	// case does not apply to this wire (the suite skips it, naming the reason).
 	Fixture func(name string) (rs []Response, ok bool)
@@ -115,6 +136,10 @@ func newServer(t *testing.T, rs []Response) *server {
 			return
 		}
 		resp := s.rs[n]
+		if resp.Stall {
+			waitGone(t, r)
+			return
+		}
 		for k, vs := range resp.Header {
 			for _, v := range vs {
 				w.Header().Add(k, v)
@@ -145,16 +170,24 @@ func newServer(t *testing.T, rs []Response) *server {
 		_, _ = io.WriteString(w, resp.Body)
 		w.(http.Flusher).Flush()
 		if resp.Hang {
-			select {
-			case <-r.Context().Done():
-			case <-time.After(30 * time.Second):
-				t.Errorf("llmtest: hanging response was never abandoned by the client")
-			}
+			waitGone(t, r)
 		}
 	}))
 	t.Cleanup(s.Close)
 	return s
 }
+
+// waitGone waits until the client abandons r, at most 30 seconds.
+func waitGone(t *testing.T, r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-time.After(30 * time.Second):
+		t.Errorf("llmtest: a silent response was never abandoned by the client")
+	}
+}
+
+// tiny are the timeouts of the cases that wait for them to fire.
+var tiny = watchdog.Limits{Header: 50 * time.Millisecond, Idle: 50 * time.Millisecond}
 
 func (s *server) count() int {
 	s.mu.Lock()
@@ -222,7 +255,7 @@ func Run(t *testing.T, h Harness) {
 				t.Skipf("case %s does not apply to this wire", c.name)
 			}
 			srv := newServer(t, rs)
-			model := h.New(srv.URL, APIKey)
+			model := h.New(srv.URL, APIKey, c.limits)
 			c.run(t, h, srv, model)
 			if h.CheckRequest != nil && srv.count() > 0 {
 				srv.mu.Lock()
@@ -235,12 +268,13 @@ func Run(t *testing.T, h Harness) {
 }
 
 type testCase struct {
-	name string
-	run  func(t *testing.T, h Harness, srv *server, m llm.Model)
+	name   string
+	run    func(t *testing.T, h Harness, srv *server, m llm.Model)
+	limits watchdog.Limits
 }
 
 var cases = []testCase{
-	{CaseText, func(t *testing.T, h Harness, srv *server, m llm.Model) {
+	{name: CaseText, run: func(t *testing.T, h Harness, srv *server, m llm.Model) {
 		r := stream(context.Background(), m, nil)
 		checkInvariants(t, r)
 		wantStop(t, r.msg, llm.StopEnd)
@@ -250,7 +284,7 @@ var cases = []testCase{
 		}
 		wantUsage(t, r.msg, llm.Usage{Input: 12, Output: 5})
 	}},
-	{CaseThinking, func(t *testing.T, h Harness, srv *server, m llm.Model) {
+	{name: CaseThinking, run: func(t *testing.T, h Harness, srv *server, m llm.Model) {
 		r := stream(context.Background(), m, nil)
 		checkInvariants(t, r)
 		wantStop(t, r.msg, llm.StopEnd)
@@ -271,7 +305,7 @@ var cases = []testCase{
 			t.Errorf("first part is %s, want thinking", r.msg.Content[0].Type)
 		}
 	}},
-	{CaseToolCalls, func(t *testing.T, h Harness, srv *server, m llm.Model) {
+	{name: CaseToolCalls, run: func(t *testing.T, h Harness, srv *server, m llm.Model) {
 		r := stream(context.Background(), m, nil)
 		checkInvariants(t, r)
 		wantStop(t, r.msg, llm.StopToolUse)
@@ -284,7 +318,7 @@ var cases = []testCase{
 			t.Errorf("text must precede the tool calls; first part is %s", r.msg.Content[0].Type)
 		}
 	}},
-	{CaseSplitArgs, func(t *testing.T, h Harness, srv *server, m llm.Model) {
+	{name: CaseSplitArgs, run: func(t *testing.T, h Harness, srv *server, m llm.Model) {
 		r := stream(context.Background(), m, nil)
 		checkInvariants(t, r)
 		wantStop(t, r.msg, llm.StopToolUse)
@@ -295,7 +329,7 @@ var cases = []testCase{
 			t.Errorf("toolcall_delta events = %d, want at least 5", n)
 		}
 	}},
-	{CaseUsage, func(t *testing.T, h Harness, srv *server, m llm.Model) {
+	{name: CaseUsage, run: func(t *testing.T, h Harness, srv *server, m llm.Model) {
 		r := stream(context.Background(), m, nil)
 		checkInvariants(t, r)
 		wantStop(t, r.msg, llm.StopEnd)
@@ -305,14 +339,14 @@ var cases = []testCase{
 		}
 		wantUsage(t, r.msg, want)
 	}},
-	{CaseNoUsage, func(t *testing.T, h Harness, srv *server, m llm.Model) {
+	{name: CaseNoUsage, run: func(t *testing.T, h Harness, srv *server, m llm.Model) {
 		r := stream(context.Background(), m, nil)
 		checkInvariants(t, r)
 		wantStop(t, r.msg, llm.StopEnd)
 		wantText(t, r.msg, "ok")
 		wantUsage(t, r.msg, llm.Usage{})
 	}},
-	{CaseLength, func(t *testing.T, h Harness, srv *server, m llm.Model) {
+	{name: CaseLength, run: func(t *testing.T, h Harness, srv *server, m llm.Model) {
 		r := stream(context.Background(), m, nil)
 		checkInvariants(t, r)
 		wantStop(t, r.msg, llm.StopLength)
@@ -321,7 +355,7 @@ var cases = []testCase{
 			{ID: "call_3", Name: "write", Arguments: `{"path":"a.txt","content":"abc`},
 		}, false)
 	}},
-	{CaseInvalidArgs, func(t *testing.T, h Harness, srv *server, m llm.Model) {
+	{name: CaseInvalidArgs, run: func(t *testing.T, h Harness, srv *server, m llm.Model) {
 		r := stream(context.Background(), m, nil)
 		checkInvariants(t, r)
 		wantStop(t, r.msg, llm.StopToolUse)
@@ -329,7 +363,7 @@ var cases = []testCase{
 			{ID: "call_4", Name: "read", Arguments: `{"path":"a.txt",}`},
 		}, false)
 	}},
-	{CaseRateLimit, func(t *testing.T, h Harness, srv *server, m llm.Model) {
+	{name: CaseRateLimit, run: func(t *testing.T, h Harness, srv *server, m llm.Model) {
 		r := stream(context.Background(), m, nil)
 		checkInvariants(t, r)
 		wantErr(t, r.msg, llm.KindRateLimit, true)
@@ -338,13 +372,13 @@ var cases = []testCase{
 		}
 		retried(t, srv, m, 2*time.Second)
 	}},
-	{CaseServerError, func(t *testing.T, h Harness, srv *server, m llm.Model) {
+	{name: CaseServerError, run: func(t *testing.T, h Harness, srv *server, m llm.Model) {
 		r := stream(context.Background(), m, nil)
 		checkInvariants(t, r)
 		wantErr(t, r.msg, llm.KindServer, true)
 		retried(t, srv, m, -1)
 	}},
-	{CaseOverloaded, func(t *testing.T, h Harness, srv *server, m llm.Model) {
+	{name: CaseOverloaded, run: func(t *testing.T, h Harness, srv *server, m llm.Model) {
 		r := stream(context.Background(), m, nil)
 		checkInvariants(t, r)
 		if r.msg.StopReason != llm.StopError || r.msg.Err == nil || !r.msg.Err.Retryable ||
@@ -353,13 +387,12 @@ var cases = []testCase{
 		}
 		retried(t, srv, m, -1)
 	}},
-	{CaseCut, func(t *testing.T, h Harness, srv *server, m llm.Model) {
-		r := stream(context.Background(), m, nil)
-		checkInvariants(t, r)
-		wantErr(t, r.msg, llm.KindNetwork, true)
-		retried(t, srv, m, -1)
-	}},
-	{CaseAuth, func(t *testing.T, h Harness, srv *server, m llm.Model) {
+	{name: CaseCut, run: incomplete(llm.KindIncompleteStream, "")},
+	{name: CaseCutMidEvent, run: incomplete(llm.KindIncompleteStream, "")},
+	{name: CaseNoTerminal, run: incomplete(llm.KindIncompleteStream, "")},
+	{name: CaseIdle, run: incomplete(llm.KindIncompleteStream, "idle timeout"), limits: tiny},
+	{name: CaseNoHeaders, run: incomplete(llm.KindTimeout, "header timeout"), limits: tiny},
+	{name: CaseAuth, run: func(t *testing.T, h Harness, srv *server, m llm.Model) {
 		rec := &instantSleep{}
 		r := stream(context.Background(), llm.Retry(m, llm.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Second, Sleep: rec.sleep}), nil)
 		checkInvariants(t, r)
@@ -368,7 +401,7 @@ var cases = []testCase{
 			t.Errorf("an auth failure was sent %d times, want 1 (terminal, no retry)", n)
 		}
 	}},
-	{CaseHang, func(t *testing.T, h Harness, srv *server, m llm.Model) {
+	{name: CaseHang, run: func(t *testing.T, h Harness, srv *server, m llm.Model) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		r := stream(ctx, m, func(ev llm.Event) {
@@ -381,6 +414,24 @@ var cases = []testCase{
 			t.Fatalf("stop reason = %q (err %+v), want aborted after cancellation", r.msg.StopReason, r.msg.Err)
 		}
 	}},
+}
+
+// incomplete returns the run of a case whose first response does not complete: the adapter
+// fails with a retryable error of kind whose message contains says (when not empty), and a
+// retry keeps only the complete answer of the second response.
+func incomplete(kind llm.ErrorKind, says string) func(t *testing.T, h Harness, srv *server, m llm.Model) {
+	return func(t *testing.T, h Harness, srv *server, m llm.Model) {
+		r := stream(context.Background(), m, nil)
+		checkInvariants(t, r)
+		wantErr(t, r.msg, kind, true)
+		if r.msg.Err != nil && !strings.Contains(r.msg.Err.Message, says) {
+			t.Errorf("error message %q does not say %q", r.msg.Err.Message, says)
+		}
+		if got := r.msg.Text(); !strings.HasPrefix("Hello, world!", got) {
+			t.Errorf("the failed attempt kept text %q, which the server never sent", got)
+		}
+		retried(t, srv, m, -1)
+	}
 }
 
 // retried runs the case again under Retry (the server continues with its next response) and
@@ -402,6 +453,9 @@ func retried(t *testing.T, srv *server, m llm.Model, wantWait time.Duration) {
 	checkInvariants(t, r)
 	wantStop(t, r.msg, llm.StopEnd)
 	wantText(t, r.msg, "Hello, world!")
+	if n := len(r.msg.Content); n != 1 {
+		t.Errorf("the answer has %d parts (%+v), want the one text part of the complete response: nothing of the failed attempt", n, r.msg.Content)
+	}
 	if retries != 1 || len(rec.delays) != 1 {
 		t.Fatalf("retry events = %d, waits = %v; want exactly one retry", retries, rec.delays)
 	}

@@ -36,8 +36,10 @@
 // response.incomplete → length (max_output_tokens) or a terminal error (content_filter);
 // response.failed and error events → classified by [oaisdk.StreamFailure] from their code
 // first (server errors, overload and rate limits retryable; insufficient_quota,
-// context_length_exceeded, invalid_prompt terminal); a stream that ends without one of these, or is cut →
-// a retryable network error. Usage: input = input_tokens − cached_tokens, cacheRead =
+// context_length_exceeded, invalid_prompt terminal); a stream that ends without one of these, or is cut
+// after the response headers, or stays silent past the idle timeout → a retryable
+// incomplete_stream error (the partial message is a failure, never an answer); no headers
+// within the header timeout → a retryable timeout (Config.Timeouts, package watchdog). Usage: input = input_tokens − cached_tokens, cacheRead =
 // input_tokens_details.cached_tokens, cacheWrite 0, output = output_tokens (reasoning
 // included), priced with Config.Pricing. HTTP errors and cancellation are handled as in
 // package openaicompat. No error message contains the API key.

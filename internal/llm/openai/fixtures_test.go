@@ -171,6 +171,17 @@ func responsesFixture(name string) ([]llmtest.Response, bool) {
 	case llmtest.CaseCut:
 		i := strings.Index(textStream, "response.output_text.delta")
 		return []llmtest.Response{{Body: textStream, CutAfter: i + 200}, {Body: textStream}}, true
+	case llmtest.CaseCutMidEvent:
+		i := strings.Index(textStream, "response.output_text.delta")
+		i += strings.Index(textStream[i:], "\n\n") + 2 // the first delta, whole
+		i += strings.Index(textStream[i:], "data:") + 20
+		return []llmtest.Response{{Body: textStream[:i]}, {Body: textStream}}, true
+	case llmtest.CaseNoTerminal:
+		return []llmtest.Response{{Body: newWire().textPartial("msg_1", "Hel").String()}, {Body: textStream}}, true
+	case llmtest.CaseIdle:
+		return []llmtest.Response{{Body: newWire().textPartial("msg_1", "Hel").String(), Hang: true}, {Body: textStream}}, true
+	case llmtest.CaseNoHeaders:
+		return []llmtest.Response{{Stall: true}, {Body: textStream}}, true
 	case llmtest.CaseAuth:
 		return []llmtest.Response{{Status: 401, Body: authBody}}, true
 	case llmtest.CaseHang:

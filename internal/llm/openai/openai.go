@@ -10,6 +10,7 @@ import (
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/openaicompat"
 	"github.com/reinhq/rein/internal/llm/openaicompat/oaisdk"
+	"github.com/reinhq/rein/internal/llm/watchdog"
 )
 
 // Config configures an OpenAI model.
@@ -28,6 +29,9 @@ type Config struct {
 	MaxTokens int
 	// API is llm.APIOpenAIResponses (the default) or llm.APIOpenAIChat.
 	API string
+	// Timeouts bound the wait for the response headers and for each byte of the stream;
+	// zero fields mean the watchdog defaults (120 s each).
+	Timeouts watchdog.Limits
 }
 
 // New returns the model cfg describes: a Responses API model, or for llm.APIOpenAIChat the
@@ -51,7 +55,7 @@ func New(cfg Config) (llm.Model, error) {
 		m, err := openaicompat.New(openaicompat.Config{
 			Model: cfg.Model, BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, HTTPClient: cfg.HTTPClient,
 			Pricing: cfg.Pricing, MaxTokens: cfg.MaxTokens, Provider: llm.ProviderOpenAI,
-			Compat: openaicompat.OpenAI(),
+			Compat: openaicompat.OpenAI(), Timeouts: cfg.Timeouts,
 		})
 		if err != nil {
 			return nil, err

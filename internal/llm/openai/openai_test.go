@@ -7,6 +7,7 @@ import (
 	"github.com/reinhq/rein/internal/llm/llmtest"
 	"github.com/reinhq/rein/internal/llm/openai"
 	"github.com/reinhq/rein/internal/llm/openaicompat/chattest"
+	"github.com/reinhq/rein/internal/llm/watchdog"
 )
 
 func newModel(t testing.TB, cfg openai.Config) llm.Model {
@@ -20,8 +21,8 @@ func newModel(t testing.TB, cfg openai.Config) llm.Model {
 
 func TestResponsesConformance(t *testing.T) {
 	llmtest.Run(t, llmtest.Harness{
-		New: func(baseURL, apiKey string) llm.Model {
-			return newModel(t, openai.Config{Model: "gpt-test", BaseURL: baseURL, APIKey: apiKey, API: llm.APIOpenAIResponses})
+		New: func(baseURL, apiKey string, l watchdog.Limits) llm.Model {
+			return newModel(t, openai.Config{Model: "gpt-test", BaseURL: baseURL, APIKey: apiKey, API: llm.APIOpenAIResponses, Timeouts: l})
 		},
 		Fixture:      responsesFixture,
 		CheckRequest: checkResponsesRequest,
@@ -32,8 +33,8 @@ func TestResponsesConformance(t *testing.T) {
 // chat wire streams no readable reasoning.
 func TestChatConformance(t *testing.T) {
 	llmtest.Run(t, llmtest.Harness{
-		New: func(baseURL, apiKey string) llm.Model {
-			return newModel(t, openai.Config{Model: "gpt-test", BaseURL: baseURL, APIKey: apiKey, API: llm.APIOpenAIChat})
+		New: func(baseURL, apiKey string, l watchdog.Limits) llm.Model {
+			return newModel(t, openai.Config{Model: "gpt-test", BaseURL: baseURL, APIKey: apiKey, API: llm.APIOpenAIChat, Timeouts: l})
 		},
 		Fixture: chattest.Fixture(false),
 		CheckRequest: chattest.CheckRequest(chattest.Expect{Model: "gpt-test", MaxTokensField: "max_completion_tokens",

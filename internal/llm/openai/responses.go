@@ -6,10 +6,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/openaicompat/oaisdk"
+	"github.com/reinhq/rein/internal/llm/watchdog"
 )
 
 // responsesModel streams the Responses API.
@@ -32,7 +34,8 @@ func (m *responsesModel) Stream(ctx context.Context, req *llm.Request, emit func
 	if ctx.Err() != nil {
 		return a.Fail(llm.TransportError(ctx, ctx.Err()))
 	}
-	stream := m.svc.NewStreaming(ctx, params)
+	x := watchdog.New(m.cfg.Timeouts)
+	stream := m.svc.NewStreaming(ctx, params, option.WithMiddleware(x.Middleware))
 	defer stream.Close()
 	s := &responseStream{a: a, key: m.cfg.APIKey, pricing: m.cfg.Pricing, items: map[string]*outputItem{}}
 	for stream.Next() {
@@ -44,10 +47,9 @@ func (m *responsesModel) Stream(ctx context.Context, req *llm.Request, emit func
 		}
 	}
 	if err := stream.Err(); err != nil || ctx.Err() != nil {
-		return a.Fail(oaisdk.Classify(ctx, err, m.cfg.APIKey))
+		return a.Fail(oaisdk.StreamError(ctx, x, err, m.cfg.APIKey))
 	}
-	return a.Fail(&llm.Error{Kind: llm.KindNetwork, Retryable: true,
-		Message: "the stream ended before the response completed"})
+	return a.Fail(llm.IncompleteStream(ctx, "the stream ended before response.completed"))
 }
 
 // outputItem is an output item being received; part is its content part, or -1 before its

@@ -134,7 +134,7 @@ func TestResponsesFailures(t *testing.T) {
 			"event: error\ndata: {\"type\":\"error\",\"sequence_number\":2,\"code\":\"context_length_exceeded\",\"message\":\"Your input exceeds the limit of this model; try again with less.\",\"param\":\"input\"}\n\n",
 			llm.KindContext, false},
 		{"content filter", newWire().textPartial("msg_1", "a").incomplete("content_filter", 1, 1), llm.KindInvalid, false},
-		{"no terminal event", newWire().text("msg_1", "Hello").String(), llm.KindNetwork, true},
+		{"no terminal event", newWire().text("msg_1", "Hello").String(), llm.KindIncompleteStream, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			msg, _ := stream(t, tc.body, llmtest.Request())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/openaicompat/oaisdk"
+	"github.com/reinhq/rein/internal/llm/watchdog"
 )
 
 // Names of the request field that caps the output.
@@ -57,6 +58,9 @@ type Config struct {
 	Provider string
 	// Compat is the request dialect.
 	Compat Compat
+	// Timeouts bound the wait for the response headers and for each byte of the stream;
+	// zero fields mean the watchdog defaults (120 s each).
+	Timeouts watchdog.Limits
 }
 
 // Model streams Chat Completions. It implements [llm.Model].
@@ -109,8 +113,11 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, emit func(llm.Even
 	if ctx.Err() != nil {
 		return a.Fail(llm.TransportError(ctx, ctx.Err()))
 	}
+	x := watchdog.New(m.cfg.Timeouts)
+	tail := &sseTail{}
 	// The body replaces the (empty) parameters; the SDK still sets "stream": true on it.
-	stream := m.svc.NewStreaming(ctx, sdk.ChatCompletionNewParams{}, option.WithRequestBody("application/json", body))
+	stream := m.svc.NewStreaming(ctx, sdk.ChatCompletionNewParams{}, option.WithRequestBody("application/json", body),
+		option.WithMiddleware(tail.middleware), option.WithMiddleware(x.Middleware))
 	defer stream.Close()
 	s := newChatStream(a, m.cfg.Pricing)
 	for stream.Next() {
@@ -120,7 +127,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, emit func(llm.Even
 		s.chunk(stream.Current())
 	}
 	if err := stream.Err(); err != nil || ctx.Err() != nil {
-		return a.Fail(oaisdk.Classify(ctx, err, m.cfg.APIKey))
+		return a.Fail(oaisdk.StreamError(ctx, x, err, m.cfg.APIKey))
 	}
-	return s.finish()
+	return s.finish(tail)
 }

@@ -145,10 +145,17 @@ func TestMissingFinishReason(t *testing.T) {
 			t.Errorf("usage = %+v, want zero", m.Usage)
 		}
 	})
-	t.Run("tool calls, no [DONE]", func(t *testing.T) {
-		m, _ := streamBody(t, ct.CallStart(0, "c1", "read")+ct.CallArgs(0, `{"path":"a"}`))
+	t.Run("tool calls, [DONE]", func(t *testing.T) {
+		m, _ := streamBody(t, ct.SSE(ct.CallStart(0, "c1", "read"), ct.CallArgs(0, `{"path":"a"}`)))
 		if m.StopReason != llm.StopToolUse {
 			t.Errorf("stop = %s (%v), want toolUse", m.StopReason, m.Err)
+		}
+	})
+	// Neither a finish_reason nor [DONE]: the body ended early, whatever the server.
+	t.Run("tool calls, no [DONE]", func(t *testing.T) {
+		m, _ := streamBody(t, ct.CallStart(0, "c1", "read")+ct.CallArgs(0, `{"path":"a"}`))
+		if m.StopReason != llm.StopError || m.Err.Kind != llm.KindIncompleteStream || !m.Err.Retryable {
+			t.Errorf("stop = %s (%v), want a retryable incomplete stream", m.StopReason, m.Err)
 		}
 	})
 	t.Run("stop after tool calls", func(t *testing.T) {
@@ -385,5 +392,39 @@ func TestNewValidates(t *testing.T) {
 		if _, err := openaicompat.New(cfg); err == nil {
 			t.Errorf("New(%+v) succeeded, want an error", cfg)
 		}
+	}
+}
+
+// TestChatCompleteness: the rule of a complete chat stream. A finish_reason ends the answer
+// whether [DONE] follows or the body simply ends; [DONE] alone (a lenient server) ends it too;
+// a body that ends inside an event, or with neither, is a retryable incomplete stream.
+func TestChatCompleteness(t *testing.T) {
+	usage := ct.Usage(12, 5, 0)
+	for _, tc := range []struct {
+		name     string
+		body     string
+		complete bool
+	}{
+		{"finish_reason and [DONE]", ct.Text, true},
+		{"finish_reason, then the body ends", ct.Content("Hi") + ct.Finish("stop") + usage, true},
+		{"[DONE] without finish_reason", ct.SSE(ct.Content("Hi")), true},
+		{"[DONE] without its blank line", ct.Content("Hi") + "data: [DONE]", true},
+		{"finish_reason, then the body ends inside the usage event", ct.Content("Hi") + ct.Finish("stop") + usage[:len(usage)/2], false},
+		{"the body ends inside a content event", ct.Content("Hi") + ct.Content("there")[:30], false},
+		{"neither finish_reason nor [DONE]", ct.Content("Hi"), false},
+		{"only [DONE]", ct.Done, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, _ := streamBody(t, tc.body)
+			if tc.complete {
+				if m.Failed() {
+					t.Errorf("stop %s err %v, want a complete answer", m.StopReason, m.Err)
+				}
+				return
+			}
+			if m.StopReason != llm.StopError || m.Err.Kind != llm.KindIncompleteStream || !m.Err.Retryable {
+				t.Errorf("stop %s err %+v, want a retryable incomplete stream", m.StopReason, m.Err)
+			}
+		})
 	}
 }

@@ -27,9 +27,15 @@
 //     tolerated when the index or id is missing (ids are synthesized as "call_<index>", made
 //     unique), when an index is reused for a new call, or when the arguments arrive whole, even
 //     as a JSON object instead of a string.
+//   - Completeness: a stream is an answer only when a choice carried a finish_reason and the
+//     body did not end inside an event (whether "[DONE]" follows or the body simply ends), or
+//     when the "[DONE]" terminator came without any finish_reason (lenient servers). A body that
+//     ends with neither, ends in the middle of an event, or carried no chunk at all is a
+//     retryable [llm.KindIncompleteStream] failure; so is a transport failure after the
+//     response headers. Every request runs under a [watchdog.Exchange] (Config.Timeouts).
 //   - Stop reason: length → length; content_filter → a terminal error; anything else (stop,
-//     tool_calls, function_call, a dialect's own word, or no finish_reason at all) → toolUse
-//     when the message has tool calls, else stop.
+//     tool_calls, function_call, a dialect's own word, or no finish_reason before [DONE]) →
+//     toolUse when the message has tool calls, else stop.
 //   - Usage: taken from the last chunk that has one; input = prompt_tokens − cached, cacheRead =
 //     prompt_tokens_details.cached_tokens (or DeepSeek's prompt_cache_hit_tokens), cacheWrite 0,
 //     priced with Config.Pricing. No usage at all is zero usage, not an error.
@@ -39,7 +45,8 @@
 //     message only where those are absent or generic; the message is the body's, the wait is
 //     retry-after-ms or retry-after. An error object inside the stream is classified the same
 //     way, and is a retryable server error when nothing in it is recognisable
-//     ([oaisdk.StreamFailure]); a cut
-//     connection or an empty stream → a retryable network error; a malformed chunk → a
+//     ([oaisdk.StreamFailure]); a connection that fails before the response headers → a
+//     retryable network error; no headers within the header timeout → a retryable timeout; no
+//     byte within the idle timeout → a retryable incomplete stream; a malformed chunk → a
 //     protocol error; cancellation → aborted. No error message contains the API key.
 package openaicompat

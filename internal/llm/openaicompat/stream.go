@@ -1,6 +1,7 @@
 package openaicompat
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -150,11 +151,19 @@ func (s *chatStream) freeID(index int64) string {
 	return id
 }
 
-// finish ends the message after the stream ended cleanly.
-func (s *chatStream) finish() *llm.Message {
-	if s.chunks == 0 {
-		return s.a.Fail(&llm.Error{Kind: llm.KindNetwork, Retryable: true,
-			Message: "the stream ended before any data arrived"})
+// finish ends the message after the body ended without a transport error. The stream is
+// complete when a choice carried a finish_reason and the body did not end inside an event, or
+// when the "[DONE]" terminator came (a lenient server that sends no finish_reason); anything
+// else — an empty stream, an end of the body with neither — is an incomplete stream.
+func (s *chatStream) finish(tail *sseTail) *llm.Message {
+	ctx := context.Background()
+	switch {
+	case s.chunks == 0:
+		return s.a.Fail(llm.IncompleteStream(ctx, "the stream ended before any data arrived"))
+	case tail.cutMidEvent():
+		return s.a.Fail(llm.IncompleteStream(ctx, "the stream ended in the middle of an event"))
+	case s.reason == "" && !tail.done:
+		return s.a.Fail(llm.IncompleteStream(ctx, "the stream ended with neither a finish_reason nor [DONE]"))
 	}
 	for _, c := range s.calls {
 		if c.part < 0 && (c.name != "" || c.pending != "") {

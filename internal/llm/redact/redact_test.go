@@ -14,6 +14,7 @@ import (
 	"github.com/reinhq/rein/internal/llm/openaicompat"
 	"github.com/reinhq/rein/internal/llm/openaicompat/chattest"
 	"github.com/reinhq/rein/internal/llm/redact"
+	"github.com/reinhq/rein/internal/llm/watchdog"
 )
 
 // key is shaped like an OpenAI project key; built at run time so no scanner flags this file.
@@ -220,8 +221,8 @@ func TestErrorsDecorator(t *testing.T) {
 // TestConformance: a wrapped adapter still passes the conformance suite.
 func TestConformance(t *testing.T) {
 	llmtest.Run(t, llmtest.Harness{
-		New: func(baseURL, apiKey string) llm.Model {
-			m, err := openaicompat.New(openaicompat.Config{Model: "qwen2.5-coder", BaseURL: baseURL, APIKey: apiKey})
+		New: func(baseURL, apiKey string, l watchdog.Limits) llm.Model {
+			m, err := openaicompat.New(openaicompat.Config{Model: "qwen2.5-coder", BaseURL: baseURL, APIKey: apiKey, Timeouts: l})
 			if err != nil {
 				t.Fatal(err)
 			}

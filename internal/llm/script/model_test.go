@@ -262,7 +262,8 @@ func TestErrorKinds(t *testing.T) {
 		if r.msg.StopReason != llm.StopError || e.Kind != kind || e.Retryable != def.retryable || e.Status != def.status || e.Message == "" {
 			t.Errorf("%s: stop %q err %+v", kind, r.msg.StopReason, e)
 		}
-		if kind == llm.KindRateLimit || kind == llm.KindOverloaded || kind == llm.KindServer || kind == llm.KindNetwork {
+		if kind == llm.KindRateLimit || kind == llm.KindOverloaded || kind == llm.KindServer || kind == llm.KindNetwork ||
+			kind == llm.KindTimeout || kind == llm.KindIncompleteStream {
 			if !e.Retryable {
 				t.Errorf("%s is not retryable", kind)
 			}

@@ -135,16 +135,18 @@ var errorKinds = map[llm.ErrorKind]struct {
 	status    int
 	retryable bool
 }{
-	llm.KindRateLimit:   {429, true},
-	llm.KindOverloaded:  {529, true},
-	llm.KindServer:      {500, true},
-	llm.KindNetwork:     {0, true},
-	llm.KindAuth:        {401, false},
-	llm.KindInvalid:     {400, false},
-	llm.KindSpendLimit:  {0, false},
-	llm.KindContext:     {400, false},
-	llm.KindProtocol:    {0, false},
-	llm.KindUnavailable: {0, false},
+	llm.KindRateLimit:        {429, true},
+	llm.KindOverloaded:       {529, true},
+	llm.KindServer:           {500, true},
+	llm.KindNetwork:          {0, true},
+	llm.KindTimeout:          {0, true},
+	llm.KindIncompleteStream: {0, true},
+	llm.KindAuth:             {401, false},
+	llm.KindInvalid:          {400, false},
+	llm.KindSpendLimit:       {0, false},
+	llm.KindContext:          {400, false},
+	llm.KindProtocol:         {0, false},
+	llm.KindUnavailable:      {0, false},
 }
 
 func kindNames() string {

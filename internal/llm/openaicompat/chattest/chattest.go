@@ -142,6 +142,15 @@ func Fixture(reasoning bool) func(name string) ([]llmtest.Response, bool) {
 		case llmtest.CaseCut:
 			body := SSE(Role, Content("Hello, "), Content("world!"), Finish("stop"), Usage(12, 5, 0))
 			return []llmtest.Response{{Body: body, CutAfter: len(Role) + len(Content("Hello, ")) + 20}, {Body: Text}}, true
+		case llmtest.CaseCutMidEvent:
+			next := Content("lo")
+			return []llmtest.Response{{Body: Role + Content("Hel") + next[:len(next)/2]}, {Body: Text}}, true
+		case llmtest.CaseNoTerminal:
+			return []llmtest.Response{{Body: Role + Content("Hel")}, {Body: Text}}, true
+		case llmtest.CaseIdle:
+			return []llmtest.Response{{Body: Role + Content("Hel"), Hang: true}, {Body: Text}}, true
+		case llmtest.CaseNoHeaders:
+			return []llmtest.Response{{Stall: true}, {Body: Text}}, true
 		case llmtest.CaseAuth:
 			return []llmtest.Response{{Status: 401, Body: AuthBody}}, true
 		case llmtest.CaseHang:

@@ -16,6 +16,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/llm/watchdog"
 )
 
 // Classify turns an error returned by the SDK — when opening the request or while reading the
@@ -28,9 +29,12 @@ func Classify(ctx context.Context, err error, apiKey string) *llm.Error {
 	var streamErr *ssestream.StreamError
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
+	var wd *watchdog.Error
 	switch {
 	case ctx.Err() != nil:
 		e = llm.TransportError(ctx, ctx.Err())
+	case errors.As(err, &wd):
+		e = wd.LLM()
 	case errors.As(err, &httpErr):
 		e = httpFailure(httpErr.Status, httpErr.Body, httpErr.Header)
 	case errors.As(err, &apiErr):
@@ -48,6 +52,16 @@ func Classify(ctx context.Context, err error, apiKey string) *llm.Error {
 		e = llm.TransportError(ctx, err)
 	}
 	return Redact(e, apiKey)
+}
+
+// StreamError is [Classify] for the failure of a request x watched: a transport failure after
+// the response headers arrived is a retryable incomplete stream, not a network error.
+func StreamError(ctx context.Context, x *watchdog.Exchange, err error, apiKey string) *llm.Error {
+	e := Classify(ctx, err, apiKey)
+	if e.Kind == llm.KindNetwork && x.Responded() {
+		e = Redact(llm.IncompleteStream(ctx, "the connection failed mid-stream: "+e.Message), apiKey)
+	}
+	return e
 }
 
 // Redact removes apiKey from e's message and returns e.
