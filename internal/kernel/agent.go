@@ -119,6 +119,7 @@ type run struct {
 	// overflowRetried is set once a context overflow was answered by compacting.
 	overflowRetried bool
 	hk              runHooks
+	ids             *callIDs
 }
 
 // Run adds prompt to history and loops until the model stops, a budget is reached, the
@@ -140,7 +141,7 @@ func (a *Agent) Continue(ctx context.Context, history []llm.Message) (*Outcome, 
 }
 
 func (a *Agent) start(ctx context.Context, history []llm.Message, prompt *llm.Message) (*Outcome, error) {
-	r := &run{Agent: a, ctx: ctx, out: &Outcome{}}
+	r := &run{Agent: a, ctx: ctx, out: &Outcome{}, ids: newCallIDs(a.cfg.Recorder, history)}
 	r.context = append([]llm.Message(nil), history...)
 	err := r.loop(prompt)
 	r.finish(err)
@@ -320,6 +321,9 @@ func (r *run) modelCall(turn int) (*llm.Message, error) {
 	if msg.Usage != nil {
 		r.out.Usage.Add(*msg.Usage)
 	}
+	// Provider ids are not trusted: every call gets an id unique in the session before the
+	// message is recorded, so each has exactly one result and the next request is valid.
+	r.ids.assign(msg)
 	if err := r.settle(Settlement{IntentID: intent.ID, Entries: []Entry{{ID: msgID, Message: *msg}}, Usage: msg.Usage}); err != nil {
 		return nil, err
 	}

@@ -426,6 +426,14 @@ func (s *Session) Cancel(reason string) error {
 	return s.append(ledger.Entry{Kind: KindCancel, Body: cancelBody{Lane: s.lane, Intents: ids, Reason: reason}})
 }
 
+// CallIDUsed implements kernel.CallIDs: whether a tool call with this id is recorded in an
+// answered assistant message of the session (any lane).
+func (s *Session) CallIDUsed(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.callIDs[id]
+}
+
 // Has reports whether an intent or entry with this id is recorded.
 func (s *Session) Has(id string) bool {
 	s.mu.Lock()

@@ -75,11 +75,13 @@ type State struct {
 	reserved map[string]string // entry id -> intent id
 	results  map[string][]*Entry
 	lastAsst map[string]string // lane -> last assistant entry
+	callIDs  map[string]bool   // the tool-call ids of every answered assistant entry
 }
 
 func newState(h ledger.Header) *State {
 	return &State{Header: h, Entries: map[string]*Entry{}, Intents: map[string]*Intent{}, Lanes: map[string]*Lane{},
-		Facts: map[string]string{}, reserved: map[string]string{}, results: map[string][]*Entry{}, lastAsst: map[string]string{}}
+		Facts: map[string]string{}, reserved: map[string]string{}, results: map[string][]*Entry{}, lastAsst: map[string]string{},
+		callIDs: map[string]bool{}}
 }
 
 func (st *State) lane(name string) *Lane {
@@ -305,6 +307,9 @@ func (st *State) addEntry(e *Entry) error {
 		}
 		l.Leaf = e.ID
 		if e.Message.Role == llm.RoleAssistant {
+			if err := st.addCalls(e); err != nil {
+				return err
+			}
 			st.lastAsst[l.Name] = e.ID
 			if e.Message.Usage != nil && !e.Forked {
 				st.Usage.Add(*e.Message.Usage)
@@ -326,6 +331,32 @@ func (st *State) addEntry(e *Entry) error {
 	}
 	st.Entries[e.ID] = e
 	st.Order = append(st.Order, e)
+	return nil
+}
+
+// addCalls indexes the tool-call ids of an answered assistant entry, refusing one whose calls
+// do not have an id each, distinct within the message: such calls could not each get one
+// result. (A failed message's calls are never run nor sent. An id reused from an earlier
+// message is not refused: sessions written before rein assigned ids have them, and their
+// results are told apart by their parents.)
+func (st *State) addCalls(e *Entry) error {
+	if e.Message.Failed() {
+		return nil
+	}
+	calls := e.Message.ToolCalls()
+	for i, c := range calls {
+		if c.ID == "" {
+			return violated("assistant entry %s: tool call %d has no id", e.ID, i)
+		}
+		for _, d := range calls[:i] {
+			if d.ID == c.ID {
+				return violated("assistant entry %s: two tool calls have the id %q", e.ID, c.ID)
+			}
+		}
+	}
+	for _, c := range calls {
+		st.callIDs[c.ID] = true
+	}
 	return nil
 }
 
