@@ -2,8 +2,8 @@ package kernel_test
 
 import (
 	"context"
-	"strings"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
