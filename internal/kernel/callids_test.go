@@ -2,6 +2,7 @@ package kernel_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/tool"
 )
 
 // withIDs makes the model answer with the tool-call ids of ids[turn-1] (in call order), as a
@@ -195,5 +197,44 @@ turns:
 	}
 	if got[wantLong] != long || got["rein_1_ab"] != "a b\"\n" || len(got) != 4 {
 		t.Errorf("provider ids %q, want the originals kept", got)
+	}
+}
+
+func TestArgumentsAboveTheCapGetAToolError(t *testing.T) {
+	big := `{"text":"` + strings.Repeat("a", 10<<20) + `"}`
+	huge := `{"text":"` + strings.Repeat("b", kernel.MaxArgumentBytes) + `"}`
+	inner := scenario(t, `
+version: 1
+turns:
+  - calls:
+      - {name: p, id: c1, args: {text: BIG}}
+      - {name: p, id: c2, args: {text: HUGE}}
+  - text: done
+`)
+	model := llm.ModelFunc(func(ctx context.Context, req *llm.Request, emit func(llm.Event)) *llm.Message {
+		msg := inner.Stream(ctx, req, emit)
+		for _, c := range msg.ToolCalls() {
+			c.Arguments = strings.NewReplacer(`{"text":"BIG"}`, big, `{"text":"HUGE"}`, huge).Replace(c.Arguments)
+		}
+		return msg
+	})
+	p := &probe{name: "p", onRun: func(call tool.Call) (tool.Result, error) {
+		return tool.TextResult(fmt.Sprintf("got %d bytes", len(call.Args))), nil
+	}}
+	a, _ := newAgent(t, model, &kernel.Memory{}, p)
+	out, err := a.Run(context.Background(), nil, llm.UserText("go"))
+	if err != nil || out.Final.Text() != "done" {
+		t.Fatalf("run: %v (final %v); the run must go on", err, out.Final)
+	}
+	rs := toolResults(out)
+	if len(rs) != 2 || rs[0].IsError || rs[0].Text() != fmt.Sprintf("got %d bytes", len(big)) {
+		t.Fatalf("results %v; want the 10 MB call run", rs)
+	}
+	want := fmt.Sprintf("arguments too large: %d bytes, limit %d", len(huge), kernel.MaxArgumentBytes)
+	if !rs[1].IsError || !strings.Contains(rs[1].Text(), want) {
+		t.Errorf("the call above the cap got %q, want an error saying %q", rs[1].Text(), want)
+	}
+	if ran := p.ran(); len(ran) != 1 || ran[0] != "c1" {
+		t.Errorf("the tool ran for %v, want c1 only", ran)
 	}
 }

@@ -129,15 +129,13 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 			return violated("entry body: %v", err)
 		}
 		if b.Message == nil && b.Blob != "" {
-			data, err := blob(b.Blob)
-			if err != nil {
-				return violated("entry blob %s: %v", b.Blob, err)
-			}
 			var m llm.Message
-			if err := json.Unmarshal(data, &m); err != nil {
+			if err := decodeBlob(blob, b.Blob, &m); err != nil {
 				return violated("entry blob %s: %v", b.Blob, err)
 			}
 			b.Message = &m
+		} else if b.Blob != "" {
+			return violated("entry holds its message both inline and as blob %s", b.Blob)
 		}
 		if b.Message == nil {
 			return violated("entry without a message")
@@ -156,6 +154,15 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 			return violated("intent body: %v", err)
 		}
 		b.Lane = laneName(b.Lane)
+		if b.Call == nil && b.CallBlob != "" {
+			var c llm.ToolCall
+			if err := decodeBlob(blob, b.CallBlob, &c); err != nil {
+				return violated("intent call blob %s: %v", b.CallBlob, err)
+			}
+			b.Call = &c
+		} else if b.CallBlob != "" {
+			return violated("intent holds its call both inline and as blob %s", b.CallBlob)
+		}
 		if len(b.Reserved) == 0 {
 			return violated("intent reserves no ids")
 		}
@@ -231,6 +238,16 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 		if err := decodeBody(r.Body, &b); err != nil {
 			return violated("fact body: %v", err)
 		}
+		if b.Blob != "" {
+			if b.Value != "" {
+				return violated("fact %q holds its value both inline and as blob %s", b.Key, b.Blob)
+			}
+			data, err := blob(b.Blob)
+			if err != nil {
+				return violated("fact %q blob %s: %v", b.Key, b.Blob, err)
+			}
+			b.Value = string(data)
+		}
 		st.Facts[b.Key] = b.Value
 		return nil
 	case KindLane:
@@ -248,6 +265,15 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 		return nil
 	}
 	return violated("unknown record kind %q (written by a newer rein?)", r.Kind)
+}
+
+// decodeBlob reads a blob (the ledger checks its digest) and decodes its JSON strictly.
+func decodeBlob(blob func(string) ([]byte, error), digest string, v any) error {
+	data, err := blob(digest)
+	if err != nil {
+		return err
+	}
+	return decodeBody(data, v)
 }
 
 // decodeBody decodes a record body. The ledger has already checked the line strictly (valid
