@@ -245,3 +245,27 @@ func TestHugeToolArguments(t *testing.T) {
 		check(t, dir, home, func() []byte { return nil }, "--script", path)
 	})
 }
+
+// TestNonFiniteBudgetsAreUsageErrors: a cost budget that could never stop a run is refused
+// before anything runs, naming the flag.
+func TestNonFiniteBudgetsAreUsageErrors(t *testing.T) {
+	dir, home := cleanEnv(t)
+	scenario := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(scenario, []byte("version: 1\nturns:\n  - text: ran\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"NaN", "nan", "Inf", "+Inf", "-Inf", "infinity", "-0", "1e400", "-1e400", "-0.5", "1,5", ""} {
+		for _, mode := range []string{"print", "json", "rpc"} {
+			code, stdout, stderr := rein(t, dir, "", "--script", scenario, "--mode", mode, "--max-cost", v, "-p", "go")
+			if code != 2 || !strings.Contains(stderr, "--max-cost") || strings.Contains(stdout, "ran") {
+				t.Errorf("--mode %s --max-cost %q: exit %d, stderr %q; want exit 2 naming the flag, nothing run", mode, v, code, stderr)
+			}
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(home, "sessions", "*", "*")); len(m) != 0 {
+		t.Errorf("refused runs left sessions %v", m)
+	}
+	if code, stdout, stderr := rein(t, dir, "", "--script", scenario, "--max-cost", "0.5", "-p", "go"); code != 0 || !strings.Contains(stdout, "ran") {
+		t.Errorf("--max-cost 0.5: exit %d: %s", code, stderr)
+	}
+}

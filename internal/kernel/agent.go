@@ -21,7 +21,8 @@ type Config struct {
 	Thinking  llm.ThinkingLevel
 	// MaxTurns > 0 stops the run before the model call that would exceed it.
 	MaxTurns int
-	// MaxCost > 0 (US dollars) stops the run before the next model call once reached.
+	// MaxCost > 0 (US dollars) stops the run before the next model call once reached; it must
+	// be finite and not negative ([CheckCost]).
 	MaxCost float64
 	// MaxUsageTokens > 0 stops the run before the next model call once the tokens used (input,
 	// output and cache) reach it.
@@ -97,6 +98,9 @@ func New(cfg Config) (*Agent, error) {
 		return nil, errors.New("kernel: Config.Tools is required (use an empty set for no tools)")
 	case cfg.Recorder == nil:
 		return nil, errors.New("kernel: Config.Recorder is required")
+	}
+	if err := cfg.checkBudgets(); err != nil {
+		return nil, err
 	}
 	if cfg.NewID == nil {
 		cfg.NewID = NewID
