@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,7 +59,7 @@ func (o *runOptions) register(c *cobra.Command) {
 	f.StringVar(&o.tools, "tools", "", "comma-separated tools to offer (default: read,write,edit,bash,grep,find,ls)")
 	f.BoolVar(&o.noTools, "no-tools", false, "offer no tools")
 	f.IntVar(&o.maxTurns, "max-turns", 0, "stop after this many model turns (0: no limit)")
-	f.Float64Var(&o.maxCost, "max-cost", 0, "stop once the run has cost this many US dollars (0: no limit)")
+	f.Var((*costFlag)(&o.maxCost), "max-cost", "stop once the run has cost this many US dollars (0: no limit)")
 	f.BoolVar(&o.noSession, "no-session", false, "keep the session in memory only (nothing under $REIN_HOME/sessions)")
 	f.BoolVarP(&o.cont, "continue", "c", false, "continue the latest session of this directory")
 	f.StringVar(&o.resume, "resume", "", "continue the session with this id (or unique id prefix)")
@@ -69,6 +70,25 @@ func (o *runOptions) register(c *cobra.Command) {
 	f.IntVar(&o.retries, "max-retries", llm.DefaultRetryPolicy.MaxAttempts-1, "retries of a failed model call (rate limit, overload, 5xx, connection errors, incomplete streams, timeouts)")
 	f.DurationVar(&o.idle, "stream-idle-timeout", watchdog.DefaultIdle, "give up on a model response (and retry it) after this long without a byte from the provider, headers included")
 	o.trust.register(c)
+}
+
+// costFlag is a cost budget flag: a finite number of US dollars, 0 or positive, refused at
+// parse time otherwise (NaN, Inf, -0, 1e400, negatives).
+type costFlag float64
+
+func (f *costFlag) String() string { return strconv.FormatFloat(float64(*f), 'g', -1, 64) }
+func (f *costFlag) Type() string   { return "usd" }
+
+func (f *costFlag) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("not a number of US dollars: %w", err)
+	}
+	if err := kernel.CheckCost(v); err != nil {
+		return err
+	}
+	*f = costFlag(v)
+	return nil
 }
 
 func (o *runOptions) validate() error {
@@ -84,8 +104,8 @@ func (o *runOptions) validate() error {
 	if o.idle <= 0 {
 		return fmt.Errorf("%w: --stream-idle-timeout must be positive (e.g. 30s, 5m)", ErrUsage)
 	}
-	if o.maxCost < 0 {
-		return fmt.Errorf("%w: --max-cost must not be negative", ErrUsage)
+	if err := kernel.CheckCost(o.maxCost); err != nil {
+		return fmt.Errorf("%w: --max-cost: %w", ErrUsage, err)
 	}
 	n := 0
 	for _, set := range []bool{o.noSession, o.cont, o.resume != "", o.sessionAt != "", o.fork != ""} {

@@ -2,11 +2,8 @@ package cli_test
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/reinhq/rein/internal/cli"
@@ -17,29 +14,17 @@ import (
 // finish_reason and no [DONE].
 var cutChat = ct.Role + ct.Content("The answer ") + ct.Content("is forty")
 
-// chatServer answers with bodies in order, the last one again once they run out.
-func chatServer(t *testing.T, bodies ...string) *httptest.Server {
+// answers serves bodies in turn, the last one again for every later request.
+func answers(t *testing.T, bodies ...string) *httptest.Server {
 	t.Helper()
-	var mu sync.Mutex
-	n := 0
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		mu.Lock()
-		body := bodies[min(n, len(bodies)-1)]
-		n++
-		mu.Unlock()
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, body)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	return newChatServer(t, func(n int, _ []byte) string { return bodies[min(n, len(bodies)-1)] }).srv
 }
 
 // TestCutStreamPrintsOnlyTheCompleteAnswer: `rein -p` over a stream cut mid-answer retries
 // it (after the policy's first backoff) and prints only the retry's complete answer.
 func TestCutStreamPrintsOnlyTheCompleteAnswer(t *testing.T) {
 	dir, _ := cleanEnv(t)
-	srv := chatServer(t, cutChat, ct.SSE(ct.Role, ct.Content("The answer is 42."), ct.Finish("stop")))
+	srv := answers(t, cutChat, ct.SSE(ct.Role, ct.Content("The answer is 42."), ct.Finish("stop")))
 	code, stdout, stderr := rein(t, dir, "", "--provider", "openai-compat", "--base-url", srv.URL, "--model", "qwen",
 		"--no-tools", "--max-retries", "1", "-p", "What is the answer?")
 	if code != 0 || stdout != "The answer is 42.\n" {
@@ -51,7 +36,7 @@ func TestCutStreamPrintsOnlyTheCompleteAnswer(t *testing.T) {
 // and the result record carries no partial text as its answer.
 func TestCutStreamIsNoResult(t *testing.T) {
 	dir, _ := cleanEnv(t)
-	srv := chatServer(t, cutChat)
+	srv := answers(t, cutChat)
 	code, stdout, stderr := rein(t, dir, "", "--provider", "openai-compat", "--base-url", srv.URL, "--model", "qwen",
 		"--no-tools", "--max-retries", "0", "--mode", "json", "What is the answer?")
 	if code != cli.ExitModel {

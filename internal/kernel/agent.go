@@ -21,7 +21,8 @@ type Config struct {
 	Thinking  llm.ThinkingLevel
 	// MaxTurns > 0 stops the run before the model call that would exceed it.
 	MaxTurns int
-	// MaxCost > 0 (US dollars) stops the run before the next model call once reached.
+	// MaxCost > 0 (US dollars) stops the run before the next model call once reached; it must
+	// be finite and not negative ([CheckCost]).
 	MaxCost float64
 	// MaxUsageTokens > 0 stops the run before the next model call once the tokens used (input,
 	// output and cache) reach it.
@@ -98,6 +99,9 @@ func New(cfg Config) (*Agent, error) {
 	case cfg.Recorder == nil:
 		return nil, errors.New("kernel: Config.Recorder is required")
 	}
+	if err := cfg.checkBudgets(); err != nil {
+		return nil, err
+	}
 	if cfg.NewID == nil {
 		cfg.NewID = NewID
 	}
@@ -119,6 +123,7 @@ type run struct {
 	// overflowRetried is set once a context overflow was answered by compacting.
 	overflowRetried bool
 	hk              runHooks
+	ids             *callIDs
 }
 
 // Run adds prompt to history and loops until the model stops, a budget is reached, the
@@ -140,7 +145,7 @@ func (a *Agent) Continue(ctx context.Context, history []llm.Message) (*Outcome, 
 }
 
 func (a *Agent) start(ctx context.Context, history []llm.Message, prompt *llm.Message) (*Outcome, error) {
-	r := &run{Agent: a, ctx: ctx, out: &Outcome{}}
+	r := &run{Agent: a, ctx: ctx, out: &Outcome{}, ids: newCallIDs(a.cfg.Recorder, history)}
 	r.context = append([]llm.Message(nil), history...)
 	err := r.loop(prompt)
 	r.finish(err)
@@ -320,6 +325,9 @@ func (r *run) modelCall(turn int) (*llm.Message, error) {
 	if msg.Usage != nil {
 		r.out.Usage.Add(*msg.Usage)
 	}
+	// Provider ids are not trusted: every call gets an id unique in the session before the
+	// message is recorded, so each has exactly one result and the next request is valid.
+	r.ids.assign(msg)
 	if err := r.settle(Settlement{IntentID: intent.ID, Entries: []Entry{{ID: msgID, Message: *msg}}, Usage: msg.Usage}); err != nil {
 		return nil, err
 	}

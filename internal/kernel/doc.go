@@ -11,7 +11,13 @@
 //     happens: unknown tool, invalid arguments, a message cut by the output token limit (whose
 //     calls are never executed), a tool error or panic, or cancellation.
 //   - Arguments are validated strictly against the tool's schema before a tool runs
-//     ([tool.Validate]); an invalid call becomes an error result the model sees.
+//     ([tool.Validate]); an invalid call becomes an error result the model sees, as does one
+//     whose arguments exceed [MaxArgumentBytes].
+//   - Tool-call ids are unique in the session: before an assistant message is recorded, a call
+//     whose provider id is empty, malformed, longer than [MaxCallIDBytes], repeated in the
+//     message or already used (in the context, or by the recorder's [CallIDs]) gets the id
+//     rein_<n>_<original's safe characters>, the provider's kept in ToolCall.ProviderID. The
+//     assigned id is the one results answer and adapters send back.
 //   - A validated call is put to the [Gate] (Config.Gate) before its intent: a refusal is the
 //     call's error result, the tool never runs and no intent is recorded. Refusals are listed
 //     in [Outcome].Refused; one matching [ErrNeedsApproval] ends an otherwise completed run

@@ -9,7 +9,6 @@ import (
 
 	"github.com/reinhq/rein/internal/hooks"
 	"github.com/reinhq/rein/internal/llm"
-	"github.com/reinhq/rein/internal/tool"
 )
 
 // Hooks intercepts a run at the points of package hooks (Config.Hooks); *hooks.Registry
@@ -207,7 +206,7 @@ func (r *run) beforeTool(turn int, p *pending) *llm.Message {
 	if bytes.Equal(ev.Args, p.args) {
 		return nil
 	}
-	args, err := tool.ValidateCall(p.tool, string(ev.Args))
+	args, err := validateCall(p.tool, string(ev.Args))
 	if err != nil {
 		return errorResult(p.call, "A before_tool hook rewrote the arguments of this call into invalid ones; the tool did not run.\n"+err.Error())
 	}

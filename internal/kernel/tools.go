@@ -15,6 +15,21 @@ import (
 // TruncatedCallText is the result every call of a length-truncated message gets.
 const TruncatedCallText = "Tool call %q was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments."
 
+// MaxArgumentBytes caps a tool call's arguments: a larger call is answered with an error result
+// and never run (the run goes on). Below it, arguments of any size are recorded (as a blob
+// when large, see package session). 16 MiB is far above any argument a model writes (a whole
+// source file is kilobytes) and small enough to validate in memory.
+const MaxArgumentBytes = 16 << 20
+
+// validateCall is tool.ValidateCall behind the size cap.
+func validateCall(t tool.Tool, args string) (json.RawMessage, error) {
+	if len(args) > MaxArgumentBytes {
+		return nil, fmt.Errorf("%s: arguments too large: %d bytes, limit %d; the call was not executed (pass large content in smaller pieces)",
+			t.Spec().Name, len(args), MaxArgumentBytes)
+	}
+	return tool.ValidateCall(t, args)
+}
+
 // pending is one call of a batch on its way to a result.
 type pending struct {
 	index  int
@@ -44,7 +59,7 @@ func (r *run) toolBatch(turn int, msg *llm.Message, calls []*llm.ToolCall) ([]ll
 				break
 			}
 			p.tool = t
-			args, err := tool.ValidateCall(t, c.Arguments)
+			args, err := validateCall(t, c.Arguments)
 			if err != nil {
 				p.result = errorResult(c, err.Error())
 				break
@@ -265,7 +280,7 @@ func (a *Agent) Replay(ctx context.Context, call *llm.ToolCall) llm.Message {
 	if !ok {
 		return *errorResult(call, fmt.Sprintf("Tool %q not found.", call.Name))
 	}
-	args, err := tool.ValidateCall(t, call.Arguments)
+	args, err := validateCall(t, call.Arguments)
 	if err != nil {
 		return *errorResult(call, err.Error())
 	}

@@ -53,11 +53,17 @@ type Part struct {
 
 // ToolCall is a model's request to run a tool.
 type ToolCall struct {
+	// ID is unique among the calls of a session: the provider's id, or one rein assigned
+	// because the provider's was empty, malformed, repeated in its message or already used
+	// earlier in the session (see package kernel).
 	ID   string `json:"id"`
 	Name string `json:"name"`
 	// Arguments is the argument text exactly as the model produced it. It is usually a JSON
 	// object but may be truncated or invalid; callers validate it strictly before use.
 	Arguments string `json:"arguments"`
+	// ProviderID is the id the provider sent, set only when rein replaced it with ID; the
+	// provider is sent ID, in the call and in its result.
+	ProviderID string `json:"providerId,omitempty"`
 }
 
 // Text returns a text part.

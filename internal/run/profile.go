@@ -194,6 +194,13 @@ func yamlProblems(err error) []Problem {
 // lineOf returns the line of the node at the path of mapping keys and sequence indexes
 // (strings and ints), or of the deepest node found on the way.
 func lineOf(doc *yaml.Node, keys ...any) int {
+	_, line := nodeAt(doc, keys...)
+	return line
+}
+
+// nodeAt returns the node at the path (nil when there is none) and the line of the deepest node
+// found on the way.
+func nodeAt(doc *yaml.Node, keys ...any) (*yaml.Node, int) {
 	n := doc
 	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
 		n = n.Content[0]
@@ -219,11 +226,18 @@ func lineOf(doc *yaml.Node, keys ...any) int {
 			}
 		}
 		if next == nil {
-			return line
+			return nil, line
 		}
 		n = next
 	}
-	return line
+	return n, line
+}
+
+// integer reports whether the node at the path, if any, is a YAML integer (the decoder
+// truncates a float such as 2.5 into an int field silently).
+func integer(doc *yaml.Node, keys ...any) bool {
+	n, _ := nodeAt(doc, keys...)
+	return n == nil || n.Tag == "!!int"
 }
 
 var (
@@ -309,11 +323,11 @@ func (p *Profile) validate(doc *yaml.Node) []Problem {
 		if !slices.Contains(thinkings, m.Thinking) {
 			add(f+".thinking", "must be one of off, minimal, low, medium, high", "models", role, "thinking")
 		}
-		if m.Budget.ModelTurns <= 0 {
-			add(f+".budget.modelTurns", "must be a positive number", "models", role, "budget", "modelTurns")
+		if m.Budget.ModelTurns <= 0 || !integer(doc, "models", role, "budget", "modelTurns") {
+			add(f+".budget.modelTurns", "must be a positive number (a whole number)", "models", role, "budget", "modelTurns")
 		}
-		if m.Budget.Tokens <= 0 {
-			add(f+".budget.tokens", "must be a positive number", "models", role, "budget", "tokens")
+		if m.Budget.Tokens <= 0 || !integer(doc, "models", role, "budget", "tokens") {
+			add(f+".budget.tokens", "must be a positive number (a whole number)", "models", role, "budget", "tokens")
 		}
 		if d, err := time.ParseDuration(m.Budget.Elapsed); err != nil || d <= 0 {
 			add(f+".budget.elapsed", "must be a positive duration such as 30m or 1h", "models", role, "budget", "elapsed")

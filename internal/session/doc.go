@@ -42,9 +42,14 @@
 // Format. Record kinds and bodies are this package's own versioned types (FormatVersion);
 // messages are stored in llm.Message's JSON encoding. Golden ledgers (testdata/golden, written
 // through this API with a fixed clock and ids, and read back field by field) pin every record
-// kind and field, so a renamed tag in llm or here fails the tests. A message whose
-// encoding exceeds [BlobThreshold] is stored in the ledger's blob store and referenced by
-// digest.
+// kind and field, so a renamed tag in llm or here fails the tests. A payload above
+// [BlobThreshold] — a message's encoding, the tool call of an intent, a fact's value — is
+// stored in the ledger's blob store and referenced by digest (checked on every read), so no
+// record reaches the ledger's line cap.
+//
+// Tool-call ids. An answered assistant entry whose calls lack an id or share one is refused:
+// its calls could not each get one result. [Session.CallIDUsed] (kernel.CallIDs) tells the
+// kernel which ids the session has used, so that it replaces a reused provider id.
 //
 // Concurrency: a Session is safe for concurrent use; every write goes through one mutex and the
 // ledger's single append queue.

@@ -108,6 +108,10 @@ func TestInvalidRecordsAreRefusedBeforeTheyAreWritten(t *testing.T) {
 		{name: "duplicate intent id", write: intend(kernel.Intent{ID: "i-t1", Kind: kernel.IntentModelCall, Reserved: []string{"x6"}})},
 		{name: "compaction keeping from an entry off the path", prep: compactionIntent, write: compaction("r1", llm.UserText("summary"))},
 		{name: "compaction summary that is not a user message", prep: compactionIntent, write: compaction("u1", llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.Text("s")}})},
+		{name: "answered assistant message with two calls of one id", write: settle("", kernel.Entry{ID: "a2", Message: llm.Message{Role: llm.RoleAssistant,
+			Content: []llm.Part{llm.Call("d1", "read", `{}`), llm.Call("d1", "read", `{}`)}, StopReason: llm.StopToolUse}})},
+		{name: "answered assistant message with a call without id", write: settle("", kernel.Entry{ID: "a2", Message: llm.Message{Role: llm.RoleAssistant,
+			Content: []llm.Part{llm.Call("", "read", `{}`)}, StopReason: llm.StopToolUse}})},
 		// One settlement is one unit: its valid first entry is not written either.
 		{name: "settlement with a valid then an invalid entry", write: settle("",
 			kernel.Entry{ID: "q1", Message: llm.UserText("queued")}, result("x7", &llm.ToolCall{ID: "c9", Name: "read"}))},

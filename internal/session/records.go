@@ -60,8 +60,11 @@ type intentBody struct {
 	Turn     int               `json:"turn"`
 	Reserved []string          `json:"reserved"`
 	Call     *llm.ToolCall     `json:"call,omitempty"`
-	Index    int               `json:"index,omitempty"`
-	Replay   tool.Replay       `json:"replay,omitempty"`
+	// CallBlob is the digest of the call's JSON when it was too large to inline (Call is
+	// then absent).
+	CallBlob string      `json:"callBlob,omitempty"`
+	Index    int         `json:"index,omitempty"`
+	Replay   tool.Replay `json:"replay,omitempty"`
 	// Attempt numbers the model calls of one turn (1 for the first); Retry is the policy in
 	// force when it started.
 	Attempt int          `json:"attempt,omitempty"`
@@ -104,6 +107,8 @@ type runBody struct {
 type factBody struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
+	// Blob is the digest of the value when it was too large to inline (Value is then "").
+	Blob string `json:"blob,omitempty"`
 }
 
 type laneBody struct {

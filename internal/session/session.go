@@ -12,7 +12,9 @@ import (
 	"github.com/reinhq/rein/internal/llm"
 )
 
-// BlobThreshold is the size of a message's JSON above which it is stored as a blob.
+// BlobThreshold is the size above which a payload — a message's JSON, a tool call's JSON in
+// its intent, a fact's value — is stored as a blob and its record holds the digest, so that no
+// record nears the ledger's line cap.
 const BlobThreshold = 512 << 10
 
 // ErrBusy is returned when a run is started in a lane that has one open.
@@ -279,6 +281,13 @@ func (s *Session) SetFact(key, value string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f := factBody{Key: key, Value: value}
+	if len(value) > BlobThreshold {
+		digest, err := s.l.PutBlob([]byte(value))
+		if err != nil {
+			return err
+		}
+		f.Value, f.Blob = "", digest
+	}
 	if s.inTurn {
 		s.deferred = append(s.deferred, f)
 		return nil
@@ -310,6 +319,19 @@ func (s *Session) Intend(_ context.Context, in kernel.Intent) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := intentBody{Lane: s.lane, Kind: in.Kind, Turn: in.Turn, Reserved: in.Reserved, Call: in.Call, Index: in.Index, Replay: in.Replay}
+	if in.Call != nil {
+		raw, err := json.Marshal(in.Call)
+		if err != nil {
+			return fmt.Errorf("session: encoding the call of intent %s: %w", in.ID, err)
+		}
+		if len(raw) > BlobThreshold {
+			digest, err := s.l.PutBlob(raw)
+			if err != nil {
+				return err
+			}
+			b.Call, b.CallBlob = nil, digest
+		}
+	}
 	if in.Kind == kernel.IntentModelCall {
 		s.inTurn = false
 		if err := s.flushLocked(); err != nil {
@@ -424,6 +446,14 @@ func (s *Session) Cancel(reason string) error {
 		return nil
 	}
 	return s.append(ledger.Entry{Kind: KindCancel, Body: cancelBody{Lane: s.lane, Intents: ids, Reason: reason}})
+}
+
+// CallIDUsed implements kernel.CallIDs: whether a tool call with this id is recorded in an
+// answered assistant message of the session (any lane).
+func (s *Session) CallIDUsed(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.callIDs[id]
 }
 
 // Has reports whether an intent or entry with this id is recorded.

@@ -75,11 +75,13 @@ type State struct {
 	reserved map[string]string // entry id -> intent id
 	results  map[string][]*Entry
 	lastAsst map[string]string // lane -> last assistant entry
+	callIDs  map[string]bool   // the tool-call ids of every answered assistant entry
 }
 
 func newState(h ledger.Header) *State {
 	return &State{Header: h, Entries: map[string]*Entry{}, Intents: map[string]*Intent{}, Lanes: map[string]*Lane{},
-		Facts: map[string]string{}, reserved: map[string]string{}, results: map[string][]*Entry{}, lastAsst: map[string]string{}}
+		Facts: map[string]string{}, reserved: map[string]string{}, results: map[string][]*Entry{}, lastAsst: map[string]string{},
+		callIDs: map[string]bool{}}
 }
 
 func (st *State) lane(name string) *Lane {
@@ -127,15 +129,13 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 			return violated("entry body: %v", err)
 		}
 		if b.Message == nil && b.Blob != "" {
-			data, err := blob(b.Blob)
-			if err != nil {
-				return violated("entry blob %s: %v", b.Blob, err)
-			}
 			var m llm.Message
-			if err := json.Unmarshal(data, &m); err != nil {
+			if err := decodeBlob(blob, b.Blob, &m); err != nil {
 				return violated("entry blob %s: %v", b.Blob, err)
 			}
 			b.Message = &m
+		} else if b.Blob != "" {
+			return violated("entry holds its message both inline and as blob %s", b.Blob)
 		}
 		if b.Message == nil {
 			return violated("entry without a message")
@@ -154,6 +154,15 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 			return violated("intent body: %v", err)
 		}
 		b.Lane = laneName(b.Lane)
+		if b.Call == nil && b.CallBlob != "" {
+			var c llm.ToolCall
+			if err := decodeBlob(blob, b.CallBlob, &c); err != nil {
+				return violated("intent call blob %s: %v", b.CallBlob, err)
+			}
+			b.Call = &c
+		} else if b.CallBlob != "" {
+			return violated("intent holds its call both inline and as blob %s", b.CallBlob)
+		}
 		if len(b.Reserved) == 0 {
 			return violated("intent reserves no ids")
 		}
@@ -229,6 +238,16 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 		if err := decodeBody(r.Body, &b); err != nil {
 			return violated("fact body: %v", err)
 		}
+		if b.Blob != "" {
+			if b.Value != "" {
+				return violated("fact %q holds its value both inline and as blob %s", b.Key, b.Blob)
+			}
+			data, err := blob(b.Blob)
+			if err != nil {
+				return violated("fact %q blob %s: %v", b.Key, b.Blob, err)
+			}
+			b.Value = string(data)
+		}
 		st.Facts[b.Key] = b.Value
 		return nil
 	case KindLane:
@@ -246,6 +265,15 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 		return nil
 	}
 	return violated("unknown record kind %q (written by a newer rein?)", r.Kind)
+}
+
+// decodeBlob reads a blob (the ledger checks its digest) and decodes its JSON strictly.
+func decodeBlob(blob func(string) ([]byte, error), digest string, v any) error {
+	data, err := blob(digest)
+	if err != nil {
+		return err
+	}
+	return decodeBody(data, v)
 }
 
 // decodeBody decodes a record body. The ledger has already checked the line strictly (valid
@@ -305,6 +333,9 @@ func (st *State) addEntry(e *Entry) error {
 		}
 		l.Leaf = e.ID
 		if e.Message.Role == llm.RoleAssistant {
+			if err := st.addCalls(e); err != nil {
+				return err
+			}
 			st.lastAsst[l.Name] = e.ID
 			if e.Message.Usage != nil && !e.Forked {
 				st.Usage.Add(*e.Message.Usage)
@@ -326,6 +357,32 @@ func (st *State) addEntry(e *Entry) error {
 	}
 	st.Entries[e.ID] = e
 	st.Order = append(st.Order, e)
+	return nil
+}
+
+// addCalls indexes the tool-call ids of an answered assistant entry, refusing one whose calls
+// do not have an id each, distinct within the message: such calls could not each get one
+// result. (A failed message's calls are never run nor sent. An id reused from an earlier
+// message is not refused: sessions written before rein assigned ids have them, and their
+// results are told apart by their parents.)
+func (st *State) addCalls(e *Entry) error {
+	if e.Message.Failed() {
+		return nil
+	}
+	calls := e.Message.ToolCalls()
+	for i, c := range calls {
+		if c.ID == "" {
+			return violated("assistant entry %s: tool call %d has no id", e.ID, i)
+		}
+		for _, d := range calls[:i] {
+			if d.ID == c.ID {
+				return violated("assistant entry %s: two tool calls have the id %q", e.ID, c.ID)
+			}
+		}
+	}
+	for _, c := range calls {
+		st.callIDs[c.ID] = true
+	}
 	return nil
 }
 

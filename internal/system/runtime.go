@@ -183,6 +183,12 @@ func Build(o Options) (*Runtime, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if err := kernel.CheckCost(o.MaxCost); err != nil {
+		return nil, fmt.Errorf("%w: --max-cost: %w", ErrConfig, err)
+	}
+	if o.MaxTurns < 0 || o.MaxUsageTokens < 0 {
+		return nil, fmt.Errorf("%w: the turn and token budgets must not be negative (0: no limit)", ErrConfig)
+	}
 	policy := llm.DefaultRetryPolicy
 	if o.Retry.MaxAttempts > 0 {
 		policy = o.Retry

@@ -2,6 +2,7 @@ package system
 
 import (
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,6 +132,11 @@ func TestBuildResolvesProviderAndTools(t *testing.T) {
 		{Options{Provider: "script"}, "needs --script"},
 		{Options{Provider: "anthropic", Script: scenario, APIKey: "k"}, "--script is only for --provider script"},
 		{Options{Script: scenario, Tools: []string{"nope"}}, "nope"},
+		{Options{Script: scenario, MaxCost: math.NaN()}, "--max-cost: NaN is not a finite number"},
+		{Options{Script: scenario, MaxCost: math.Inf(1)}, "--max-cost: +Inf is not a finite number"},
+		{Options{Script: scenario, MaxCost: math.Copysign(0, -1)}, "--max-cost: -0 is not 0"},
+		{Options{Script: scenario, MaxTurns: -1}, "must not be negative"},
+		{Options{Script: scenario, MaxUsageTokens: -1}, "must not be negative"},
 	} {
 		c.o.Dir, c.o.Home, c.o.Getenv = dir, home, env(nil)
 		_, err := Build(c.o)
