@@ -49,7 +49,7 @@ func newSessionCmd(e *env) *cobra.Command {
 			tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tNAME\tUPDATED\tENTRIES\tCOST")
 			for _, d := range dirs {
-				st, _, err := session.Load(d.Dir)
+				st, _, err := session.LoadAs(d.Dir, d.ID)
 				if err != nil {
 					fmt.Fprintf(tw, "%s\t(unreadable: %v)\t%s\t-\t-\n", d.ID, err, d.Updated.Format(time.DateTime))
 					continue
@@ -92,7 +92,7 @@ func newSessionCmd(e *env) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("session %s does not verify: %w", sd.ID, err)
 			}
-			if _, _, err := session.Load(sd.Dir); err != nil {
+			if _, _, err := session.LoadAs(sd.Dir, sd.ID); err != nil {
 				return fmt.Errorf("session %s does not verify: %w", sd.ID, err)
 			}
 			fmt.Fprintf(e.stdout, "ok: session %s verifies: head seq %d, hash %s\n", sd.ID, rep.HeadSeq, rep.HeadHash)
@@ -198,7 +198,7 @@ func loadSession(e *env, ref string) (*session.State, system.SessionDir, error) 
 	if err != nil {
 		return nil, sd, err
 	}
-	st, _, err := session.Load(sd.Dir)
+	st, _, err := session.LoadAs(sd.Dir, sd.ID)
 	return st, sd, err
 }
 

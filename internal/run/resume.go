@@ -182,7 +182,7 @@ func (r *Run) evidence(env Env, ms modelStage, n int) (*Attempt, string, error) 
 	var st *session.State
 	var sessErr error
 	if fi, err := os.Stat(filepath.Join(sdir, ledger.FileName)); err == nil && fi.Size() > 0 {
-		st, _, sessErr = session.Load(sdir)
+		st, _, sessErr = session.LoadAs(sdir, fmt.Sprintf("%s-%s-%d", r.ID, ms.stage, n))
 		if sessErr == nil {
 			a.Session = SessionAnchor{ID: st.Header.ID, Dir: filepath.ToSlash(dir)}
 			if sl, _, err := ledger.OpenReadOnly(sdir, ledger.Options{}); err == nil {

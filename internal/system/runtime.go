@@ -367,7 +367,9 @@ func openExisting(o *Options, rt *Runtime, policy llm.RetryPolicy) error {
 		if err != nil || dir == "" {
 			return err
 		}
-		s, rep, err := session.Open(dir, sessionOptions(*o, policy))
+		opts := sessionOptions(*o, policy)
+		opts.ID = SessionIDOf(dir)
+		s, rep, err := session.Open(dir, opts)
 		rt.Session, rt.Opened, rt.Resumed = s, rep, err == nil
 		if err != nil {
 			return err
@@ -382,7 +384,7 @@ func openExisting(o *Options, rt *Runtime, policy llm.RetryPolicy) error {
 		if err != nil {
 			return err
 		}
-		parent, _, err := session.Load(sd.Dir)
+		parent, _, err := session.LoadAs(sd.Dir, sd.ID)
 		if err != nil {
 			return err
 		}
@@ -460,7 +462,7 @@ func planNew(o Options, rt *Runtime) (*newSession, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &newSession{dir: d, id: filepath.Base(d)}, nil
+		return &newSession{dir: d, id: SessionIDOf(d)}, nil
 	case SessionFork:
 		return planFork(o, rt, project)
 	}
@@ -474,7 +476,7 @@ func planFork(o Options, rt *Runtime, project string) (*newSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	parent, _, err := session.Load(sd.Dir)
+	parent, _, err := session.LoadAs(sd.Dir, sd.ID)
 	if err != nil {
 		return nil, err
 	}
