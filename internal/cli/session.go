@@ -95,6 +95,9 @@ func newSessionCmd(e *env) *cobra.Command {
 			if _, _, err := session.LoadAs(sd.Dir, sd.ID); err != nil {
 				return fmt.Errorf("session %s does not verify: %w", sd.ID, err)
 			}
+			if err := checkAnchor(e, sd); err != nil {
+				return fmt.Errorf("session %s does not verify: %w", sd.ID, err)
+			}
 			fmt.Fprintf(e.stdout, "ok: session %s verifies: head seq %d, hash %s\n", sd.ID, rep.HeadSeq, rep.HeadHash)
 			return nil
 		},
@@ -191,6 +194,21 @@ func findSession(e *env, ref string) (system.SessionDir, error) {
 		return system.SessionDir{}, err
 	}
 	return system.FindSession(home, cwd, ref)
+}
+
+// checkAnchor checks the session against the head anchored when its last run ended (it only
+// reads).
+func checkAnchor(e *env, sd system.SessionDir) error {
+	home, _, err := homeCwd(e)
+	if err != nil {
+		return err
+	}
+	l, _, err := ledger.OpenReadOnly(sd.Dir, ledger.Options{})
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	return system.CheckAnchor(home, sd.Dir, sd.ID, l)
 }
 
 func loadSession(e *env, ref string) (*session.State, system.SessionDir, error) {

@@ -214,6 +214,10 @@ func (s *Session) Dir() string { return s.l.Dir() }
 // Head returns the ledger's head (seq, hash), for anchoring.
 func (s *Session) Head() (int64, string) { return s.l.Head() }
 
+// CheckAnchor verifies that the ledger still holds the record seq with hash h (see
+// ledger.Ledger.CheckAnchor): an error wrapping ledger.ErrRollback otherwise.
+func (s *Session) CheckAnchor(seq int64, h string) error { return s.l.CheckAnchor(seq, h) }
+
 // Close closes the ledger, syncing what is pending.
 func (s *Session) Close() error { return s.l.Close() }
 

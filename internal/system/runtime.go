@@ -148,6 +148,11 @@ type Runtime struct {
 	notice func(string)
 	// created says the session was created by this Build: a failed Build removes it.
 	created bool
+	// guard checks the session against its anchor and its ledger file's identity, and
+	// anchors it (nil without a session, or on a test filesystem); discarded says a failed
+	// Build is releasing the Runtime, which anchors nothing.
+	guard     *sessionGuard
+	discarded bool
 	// spill is the bash tool's directory for full outputs when there is no session; removed
 	// by Close.
 	spill string
@@ -374,6 +379,11 @@ func openExisting(o *Options, rt *Runtime, policy llm.RetryPolicy) error {
 		if err != nil {
 			return err
 		}
+		if o.LedgerFS == nil {
+			if rt.guard, err = guardSession(o.Home, s, false); err != nil {
+				return err
+			}
+		}
 		facts = map[string]string{}
 		for _, k := range []string{FactProvider, FactModel, FactBaseURL, FactScript} {
 			facts[k] = s.Fact(k)
@@ -506,6 +516,11 @@ func (n *newSession) create(o Options, rt *Runtime, policy llm.RetryPolicy) erro
 		return err
 	}
 	rt.Session, rt.created = s, true
+	if o.LedgerFS == nil {
+		if rt.guard, err = guardSession(o.Home, s, true); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
