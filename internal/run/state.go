@@ -49,8 +49,8 @@ type Run struct {
 func runDir(home, id string) string { return filepath.Join(home, "runs", id) }
 
 // Latest returns the id of the newest run of project in home. A run of the project whose
-// ledger cannot be read (corrupt, never completely created, a header naming another run) is
-// never skipped: when it is the newest, Latest fails with what is wrong with it. A run
+// ledger cannot be read (corrupt, a header naming another run) is never skipped (one whose
+// creation never finished is: it was never acknowledged): when it is the newest, Latest fails with what is wrong with it. A run
 // belongs to the project when its header binds the project or, for a ledger whose header
 // cannot be trusted, when the project holds the run's artifact directory.
 func Latest(home, project string) (string, error) {
@@ -80,6 +80,9 @@ func Latest(home, project string) (string, error) {
 			}
 			runs = append(runs, found{id: id, err: checkRunHeader(id, runDir(home, id), h)})
 			continue
+		}
+		if errors.Is(err, ledger.ErrIncomplete) {
+			continue // its start never finished: no run was acknowledged
 		}
 		if fi, serr := os.Stat(filepath.Join(project, filepath.FromSlash(RunsDir), id)); serr == nil && fi.IsDir() {
 			runs = append(runs, found{id: id, err: runLedgerError(id, runDir(home, id), err)})

@@ -46,6 +46,9 @@
 // encoding exceeds [BlobThreshold] is stored in the ledger's blob store and referenced by
 // digest.
 //
+// Identity: [Options.ID] and [LoadAs] name the session a directory must hold; a ledger whose
+// header names another (one copied from elsewhere) is refused as corrupt.
+//
 // Concurrency: a Session is safe for concurrent use; every write goes through one mutex and the
 // ledger's single append queue.
 package session
