@@ -58,7 +58,7 @@ var exitTable = []struct {
 	// A record the session refused to write is rein's bug; the session itself is intact.
 	{code: ExitInternal, sentinels: []error{session.ErrInvalidRecord}},
 	{code: ExitSession, sentinels: []error{ledger.ErrCorrupt, ledger.ErrLocked, ledger.ErrRollback, ledger.ErrIncomplete,
-		ledger.ErrFaulted, ledger.ErrTornTail, ledger.ErrUnsupportedVersion, ledger.ErrBlobDigest, session.ErrBusy,
+		ledger.ErrFaulted, ledger.ErrTornTail, ledger.ErrUnsupportedVersion, ledger.ErrBlobDigest, session.ErrBusy, system.ErrSessionGone,
 		artifact.ErrMismatch, artifact.ErrCorrupt, artifact.ErrNotFound}},
 	{code: ExitModel, typed: func(err error) bool { _, ok := err.(*llm.Error); return ok }},
 	{code: ExitUsage, sentinels: []error{ErrUsage, system.ErrConfig, system.ErrAuthPermissions, system.ErrNoSession,

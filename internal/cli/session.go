@@ -50,7 +50,7 @@ func newSessionCmd(e *env) *cobra.Command {
 			tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tNAME\tUPDATED\tENTRIES\tCOST")
 			for _, d := range dirs {
-				st, _, err := session.Load(d.Dir)
+				st, _, err := session.LoadAs(d.Dir, d.ID)
 				if err != nil {
 					fmt.Fprintf(tw, "%s\t(unreadable: %v)\t%s\t-\t-\n", d.ID, err, d.Updated.Format(time.DateTime))
 					continue
@@ -93,7 +93,10 @@ func newSessionCmd(e *env) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("session %s does not verify: %w", sd.ID, err)
 			}
-			if _, _, err := session.Load(sd.Dir); err != nil {
+			if _, _, err := session.LoadAs(sd.Dir, sd.ID); err != nil {
+				return fmt.Errorf("session %s does not verify: %w", sd.ID, err)
+			}
+			if err := checkAnchor(e, sd); err != nil {
 				return fmt.Errorf("session %s does not verify: %w", sd.ID, err)
 			}
 			fmt.Fprintf(e.stdout, "ok: session %s verifies: head seq %d, hash %s\n", sd.ID, rep.HeadSeq, rep.HeadHash)
@@ -199,12 +202,27 @@ func findSession(e *env, ref string) (system.SessionDir, error) {
 	return system.FindSession(home, cwd, ref)
 }
 
+// checkAnchor checks the session against the head anchored when its last run ended (it only
+// reads).
+func checkAnchor(e *env, sd system.SessionDir) error {
+	home, _, err := homeCwd(e)
+	if err != nil {
+		return err
+	}
+	l, _, err := ledger.OpenReadOnly(sd.Dir, ledger.Options{})
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	return system.CheckAnchor(home, sd.Dir, sd.ID, l)
+}
+
 func loadSession(e *env, ref string) (*session.State, system.SessionDir, error) {
 	sd, err := findSession(e, ref)
 	if err != nil {
 		return nil, sd, err
 	}
-	st, _, err := session.Load(sd.Dir)
+	st, _, err := session.LoadAs(sd.Dir, sd.ID)
 	return st, sd, err
 }
 

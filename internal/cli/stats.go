@@ -66,7 +66,7 @@ read is named on stderr and left out.`,
 			}
 			doc := statsDoc{V: statsVersion, By: by, Scope: scope}
 			for _, d := range dirs {
-				st, _, err := session.Load(d.Dir)
+				st, _, err := session.LoadAs(d.Dir, d.ID)
 				if err != nil {
 					fmt.Fprintf(e.stderr, "rein: stats: session %s left out: %v\n", d.ID, err)
 					doc.Skipped = append(doc.Skipped, statsSkipped{Session: d.ID, Error: err.Error()})

@@ -103,6 +103,18 @@
 // run_requirement_drift, run_lock_tampered) with recovery options, recorded once in the run
 // ledger; a blocked run stays blocked (nothing continues on a drifted input).
 //
+// # Recorded evidence
+//
+// Status, Next, Resume, Clarify and the gates also check what the run ledger references beyond
+// the locked inputs; these blockers are reported, never recorded, so restoring what changed
+// resolves them: [BlockArtifactTampered] for an artifact outside the graph (Preflight, rejection
+// reasons, an accepted contract not yet built on) whose file digest is not the recorded one,
+// [BlockStale] for the graph's, and [BlockStageSessionRolledBack] / [BlockStageSessionCorrupt]
+// for a stage session whose ledger no longer holds the head its stage.attempt record anchored,
+// does not verify or names another session. A run ledger that does not verify, or whose header
+// names another run, fails every command with an error naming the run and wrapping
+// ledger.ErrCorrupt; [Latest] reports such a run when it is the project's newest.
+//
 // # Skill tree digest
 //
 // The sha256 over the regular files under the skill's directory in lexical path order, each fed

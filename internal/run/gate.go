@@ -57,6 +57,9 @@ func openGate(env Env, id, gate string, reject bool) (*Run, *ledger.Ledger, arti
 	if err := r.reconcileAndRecord(env, l); err != nil {
 		return fail(err)
 	}
+	if err := r.checkEvidence(env); err != nil {
+		return fail(err)
+	}
 	if r.Stage != g.stage {
 		if reject {
 			if ds := r.Gates[gate]; len(ds) > 0 && ds[len(ds)-1].Decision == GateApproved && r.approvalInvalid(gate) {
@@ -70,8 +73,10 @@ func openGate(env Env, id, gate string, reject bool) (*Run, *ledger.Ledger, arti
 		return fail(fmt.Errorf("run %s has no accepted %s", id, g.what))
 	}
 	if _, err := r.readRef(*art); err != nil {
-		return fail(&BlockedError{RunID: id, Blockers: []Blocker{{Code: BlockLockTampered, Stage: g.stage,
-			Detail: g.what + " artifact: " + err.Error(), Recovery: []string{"restore " + art.Path + " (digest " + string(art.Digest) + ")"}}}})
+		return fail(&BlockedError{RunID: id, Blockers: []Blocker{{Code: BlockArtifactTampered, Stage: g.stage,
+			Detail: fmt.Sprintf("the %s awaiting the gate, artifact %s (%s): %v; the run ledger recorded file digest %s", g.what, art.ID, art.Path, err, art.FileDigest),
+			Recovery: []string{"restore " + art.Path + " to its recorded bytes (file digest " + string(art.FileDigest) + ")",
+				"abort the run (rein run abort " + id + ") and start a new one"}}}})
 	}
 	return r, l, *art, nil
 }

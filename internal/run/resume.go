@@ -81,7 +81,9 @@ func Resume(ctx context.Context, env Env, id string) (ResumeResult, error) {
 	return res, err
 }
 
-// ready refuses an aborted or blocked run and reconciles the locked inputs.
+// ready refuses an aborted or blocked run, reconciles the locked inputs and checks the
+// recorded evidence (artifacts, stage sessions). Staleness is left to Next: a rejection a
+// crash left half-recorded, which resume settles, may be what resolves it.
 func (r *Run) ready(env Env, l *ledger.Ledger) error {
 	if r.Aborted {
 		return fmt.Errorf("%w: run %s was aborted", ErrFinished, r.ID)
@@ -89,7 +91,10 @@ func (r *Run) ready(env Env, l *ledger.Ledger) error {
 	if len(r.Blockers) > 0 {
 		return &BlockedError{RunID: r.ID, Blockers: r.Blockers}
 	}
-	return r.reconcileAndRecord(env, l)
+	if err := r.reconcileAndRecord(env, l); err != nil {
+		return err
+	}
+	return r.checkEvidence(env)
 }
 
 func (r *Run) modelStageFor(stage string) (modelStage, bool) {
@@ -177,7 +182,7 @@ func (r *Run) evidence(env Env, ms modelStage, n int) (*Attempt, string, error) 
 	var st *session.State
 	var sessErr error
 	if fi, err := os.Stat(filepath.Join(sdir, ledger.FileName)); err == nil && fi.Size() > 0 {
-		st, _, sessErr = session.Load(sdir)
+		st, _, sessErr = session.LoadAs(sdir, fmt.Sprintf("%s-%s-%d", r.ID, ms.stage, n))
 		if sessErr == nil {
 			a.Session = SessionAnchor{ID: st.Header.ID, Dir: filepath.ToSlash(dir)}
 			if sl, _, err := ledger.OpenReadOnly(sdir, ledger.Options{}); err == nil {

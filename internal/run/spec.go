@@ -198,6 +198,14 @@ func Clarify(env Env, id string, answers map[string]string) (artifact.Reference,
 	if err := r.reconcileAndRecord(env, l); err != nil {
 		return ref, err
 	}
+	if err := r.checkEvidence(env); err != nil {
+		return ref, err
+	}
+	if b, err := r.staleBlocker(); err != nil {
+		return ref, err
+	} else if b != nil {
+		return ref, &BlockedError{RunID: id, Blockers: []Blocker{*b}}
+	}
 	if r.Stage != StageClarification {
 		return ref, fmt.Errorf("%w: run %s is at stage %s, not clarification", ErrNotRunnable, id, r.Stage)
 	}

@@ -112,10 +112,14 @@ func Next(ctx context.Context, env Env, id string) (string, error) {
 	if err := r.reconcileAndRecord(env, l); err != nil {
 		return "", err
 	}
+	bs := r.evidenceBlockers(env)
 	if b, err := r.staleBlocker(); err != nil {
 		return "", err
 	} else if b != nil {
-		return r.Stage, &BlockedError{RunID: id, Blockers: []Blocker{*b}}
+		bs = append(bs, *b)
+	}
+	if len(bs) > 0 {
+		return r.Stage, &BlockedError{RunID: id, Blockers: bs}
 	}
 	// A crash may have interrupted the last attempt: settle it by evidence first, so that a
 	// new attempt never runs on top of its leftovers.

@@ -78,6 +78,21 @@ func (r *Run) graph() artifact.Graph {
 // currentDigests reads the artifacts of the graph's nodes and returns their digests now; an
 // artifact that is gone or unreadable has none.
 func (r *Run) currentDigests() map[string]artifact.Digest {
+	cur := map[string]artifact.Digest{}
+	for id, p := range r.graphPaths() {
+		data, err := os.ReadFile(resolve(r.Project, p))
+		if err != nil {
+			continue
+		}
+		if ref, err := artifact.NewReference(id, p, data); err == nil {
+			cur[id] = ref.Digest
+		}
+	}
+	return cur
+}
+
+// graphPaths maps the ids the artifact graph may hold to their artifacts' paths.
+func (r *Run) graphPaths() map[string]string {
 	paths := map[string]string{}
 	if ref, ok := r.ref(ArtSnapshot); ok {
 		paths[ArtSnapshot] = ref.Path
@@ -90,17 +105,7 @@ func (r *Run) currentDigests() map[string]artifact.Digest {
 	if c := r.Clarification; c != nil {
 		paths[ArtClarification] = c.Path
 	}
-	cur := map[string]artifact.Digest{}
-	for id, p := range paths {
-		data, err := os.ReadFile(resolve(r.Project, p))
-		if err != nil {
-			continue
-		}
-		if ref, err := artifact.NewReference(id, p, data); err == nil {
-			cur[id] = ref.Digest
-		}
-	}
-	return cur
+	return paths
 }
 
 // staleness checks the run's graph against the artifacts' current digests.

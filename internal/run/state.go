@@ -48,31 +48,76 @@ type Run struct {
 
 func runDir(home, id string) string { return filepath.Join(home, "runs", id) }
 
-// Latest returns the id of the newest run of project in home.
+// Latest returns the id of the newest run of project in home. A run of the project whose
+// ledger cannot be read (corrupt, a header naming another run) is never skipped (one whose
+// creation never finished is: it was never acknowledged): when it is the newest, Latest fails with what is wrong with it. A run
+// belongs to the project when its header binds the project or, for a ledger whose header
+// cannot be trusted, when the project holds the run's artifact directory.
 func Latest(home, project string) (string, error) {
 	entries, err := os.ReadDir(filepath.Join(home, "runs"))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", err
 	}
-	var ids []string
+	type found struct {
+		id  string
+		err error
+	}
+	var runs []found
 	for _, e := range entries {
-		l, _, err := ledger.OpenReadOnly(runDir(home, e.Name()), ledger.Options{})
-		if err != nil {
+		id := e.Name()
+		if !e.IsDir() || !ledger.ValidID(id) {
 			continue
 		}
-		if h := l.Header(); h.Type == ledger.TypeRun && h.Bindings["project"] == project {
-			ids = append(ids, h.ID)
+		if _, err := os.Stat(filepath.Join(runDir(home, id), ledger.FileName)); err != nil {
+			continue
 		}
-		l.Close()
+		l, _, err := ledger.OpenReadOnly(runDir(home, id), ledger.Options{})
+		if err == nil {
+			h := l.Header()
+			l.Close()
+			if h.Bindings["project"] != project {
+				continue
+			}
+			runs = append(runs, found{id: id, err: checkRunHeader(id, runDir(home, id), h)})
+			continue
+		}
+		if errors.Is(err, ledger.ErrIncomplete) {
+			continue // its start never finished: no run was acknowledged
+		}
+		if fi, serr := os.Stat(filepath.Join(project, filepath.FromSlash(RunsDir), id)); serr == nil && fi.IsDir() {
+			runs = append(runs, found{id: id, err: runLedgerError(id, runDir(home, id), err)})
+		}
 	}
-	if len(ids) == 0 {
+	if len(runs) == 0 {
 		return "", fmt.Errorf("%w: no run of %s (start one with `rein run start --requirement FILE`)", ErrNoRun, project)
 	}
-	sort.Strings(ids)
-	return ids[len(ids)-1], nil
+	sort.Slice(runs, func(i, j int) bool { return runs[i].id < runs[j].id })
+	last := runs[len(runs)-1]
+	if last.err != nil {
+		return "", fmt.Errorf("the latest run of %s cannot be used: %w", project, last.err)
+	}
+	return last.id, nil
 }
 
-// openRun opens a run's ledger for writing and rebuilds its state.
+// runLedgerError names the run whose ledger in dir failed to open, with what to do.
+func runLedgerError(id, dir string, err error) error {
+	if errors.Is(err, ledger.ErrLocked) {
+		return fmt.Errorf("run %s: %w", id, err)
+	}
+	return fmt.Errorf("run %s cannot be used: its run ledger in %s does not verify: %w; nothing was changed: restore the ledger from a backup, or start a new run (a corrupt run can be neither continued nor aborted)", id, dir, err)
+}
+
+// checkRunHeader refuses a ledger that is not run id's own: another run's ledger copied into
+// its directory, or a ledger of another type.
+func checkRunHeader(id, dir string, h ledger.Header) error {
+	if h.Type != ledger.TypeRun || h.ID != id {
+		return runLedgerError(id, dir, fmt.Errorf("%w: its header names the %s ledger %q, not run %s", ledger.ErrCorrupt, h.Type, h.ID, id))
+	}
+	return nil
+}
+
+// openRun opens a run's ledger for writing and rebuilds its state. A ledger that does not
+// verify, or whose header names another run, fails naming the run and the corruption.
 func openRun(home, id string) (*Run, *ledger.Ledger, error) {
 	if !ledger.ValidID(id) {
 		return nil, nil, fmt.Errorf("%w: %q", ErrNoRun, id)
@@ -83,6 +128,10 @@ func openRun(home, id string) (*Run, *ledger.Ledger, error) {
 	}
 	l, _, err := ledger.Open(dir, ledger.Options{})
 	if err != nil {
+		return nil, nil, runLedgerError(id, dir, err)
+	}
+	if err := checkRunHeader(id, dir, l.Header()); err != nil {
+		l.Close()
 		return nil, nil, err
 	}
 	r := &Run{ID: id, Attempts: map[string]int{}, StageAttempts: map[string][]Attempt{}, RoundStart: map[string]int{},
@@ -90,11 +139,11 @@ func openRun(home, id string) (*Run, *ledger.Ledger, error) {
 	for rec, err := range l.Records() {
 		if err != nil {
 			l.Close()
-			return nil, nil, err
+			return nil, nil, runLedgerError(id, dir, err)
 		}
 		if err := r.apply(rec); err != nil {
 			l.Close()
-			return nil, nil, fmt.Errorf("run %s: record %d (%s): %w", id, rec.Seq, rec.Kind, err)
+			return nil, nil, runLedgerError(id, dir, fmt.Errorf("%w: record %d (%s): %w", ledger.ErrCorrupt, rec.Seq, rec.Kind, err))
 		}
 	}
 	r.Project = r.Started.Project

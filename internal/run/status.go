@@ -83,8 +83,16 @@ func Status(env Env, id string) (*Report, error) {
 			return nil, blockErr
 		}
 	}
-	rep := &Report{RunID: r.ID, Project: r.Project, Stage: r.Stage, Attempts: r.Attempts, Blockers: r.Blockers,
+	rep := &Report{RunID: r.ID, Project: r.Project, Stage: r.Stage, Attempts: r.Attempts, Blockers: slices.Clone(r.Blockers),
 		Gaps: r.Gaps, Locked: r.Lock, Stale: []string{}, Usage: map[string]RoleUsage{}, History: HistoryNote}
+	if !r.Aborted {
+		// Reported, never recorded: restoring what changed (or rejecting a stale gate)
+		// resolves them.
+		rep.Blockers = append(rep.Blockers, r.evidenceBlockers(env)...)
+		if b, err := r.staleBlocker(); err == nil && b != nil {
+			rep.Blockers = append(rep.Blockers, *b)
+		}
+	}
 	if rep.Blockers == nil {
 		rep.Blockers = []Blocker{}
 	}
@@ -154,10 +162,10 @@ func Status(env Env, id string) (*Report, error) {
 	switch {
 	case r.Aborted:
 		rep.State = "aborted"
-	case len(r.Blockers) > 0:
+	case len(rep.Blockers) > 0:
 		rep.State = "blocked"
-		if blockErr == nil {
-			blockErr = &BlockedError{RunID: r.ID, Blockers: r.Blockers}
+		if blockErr == nil || len(rep.Blockers) > len(r.Blockers) {
+			blockErr = &BlockedError{RunID: r.ID, Blockers: rep.Blockers}
 		}
 	default:
 		rep.State = "running"

@@ -51,6 +51,9 @@
 // its calls could not each get one result. [Session.CallIDUsed] (kernel.CallIDs) tells the
 // kernel which ids the session has used, so that it replaces a reused provider id.
 //
+// Identity: [Options.ID] and [LoadAs] name the session a directory must hold; a ledger whose
+// header names another (one copied from elsewhere) is refused as corrupt.
+//
 // Concurrency: a Session is safe for concurrent use; every write goes through one mutex and the
 // ledger's single append queue.
 package session

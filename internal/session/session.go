@@ -33,6 +33,9 @@ type Options struct {
 	// Retry is recorded with every model-call intent: recovery retries an interrupted model
 	// call while attempts remain under it.
 	Retry RetryPolicy
+	// ID, when set, is the session Open expects: a ledger whose header names another session
+	// (one copied from elsewhere) is refused as corrupt, naming both ids.
+	ID string
 }
 
 // Meta describes a new session.
@@ -94,7 +97,7 @@ func (s *Session) reload() error {
 // the report) and reduced, in one pass over the file; any violation of the session's
 // invariants fails closed.
 func Open(dir string, opts Options) (*Session, *ledger.Report, error) {
-	red := &reducer{dir: dir, opts: opts.Ledger}
+	red := &reducer{dir: dir, opts: opts.Ledger, want: opts.ID}
 	l, rep, err := ledger.Open(dir, red.options())
 	if err != nil {
 		return nil, nil, err
@@ -108,8 +111,12 @@ func Open(dir string, opts Options) (*Session, *ledger.Report, error) {
 }
 
 // Load reads the session in dir without taking the writer lock (for show, ls, export).
-func Load(dir string) (*State, *ledger.Report, error) {
-	red := &reducer{dir: dir}
+func Load(dir string) (*State, *ledger.Report, error) { return LoadAs(dir, "") }
+
+// LoadAs is Load of the session id: a ledger whose header names another session is refused as
+// corrupt, naming both ids ("" checks nothing, as Load).
+func LoadAs(dir, id string) (*State, *ledger.Report, error) {
+	red := &reducer{dir: dir, want: id}
 	l, rep, err := ledger.OpenReadOnly(dir, red.options())
 	if err != nil {
 		return nil, nil, err
@@ -128,6 +135,7 @@ func Load(dir string) (*State, *ledger.Report, error) {
 // corrupt ledger, and a torn tail's repair, take precedence), and nothing after it is applied.
 type reducer struct {
 	dir  string
+	want string // the session id the header must name ("" checks nothing)
 	opts ledger.Options
 	st   *State
 	err  error // the first violation
@@ -152,7 +160,7 @@ func (r *reducer) visit(rec ledger.Record) {
 		return
 	}
 	if r.st == nil {
-		r.st, r.err = newSessionState(r.dir, rec)
+		r.st, r.err = newSessionState(r.dir, r.want, rec)
 		if r.err != nil {
 			return
 		}
@@ -173,14 +181,18 @@ func (r *reducer) state() (*State, error) {
 }
 
 // newSessionState starts the state of the session whose first record (the ledger's header, as
-// the ledger verified it) is rec.
-func newSessionState(dir string, rec ledger.Record) (*State, error) {
+// the ledger verified it) is rec; want, when set, is the id the header must name.
+func newSessionState(dir, want string, rec ledger.Record) (*State, error) {
 	var h ledger.Header
 	if err := json.Unmarshal(rec.Body, &h); err != nil {
 		return nil, fmt.Errorf("%w: %s: header: %w", ledger.ErrCorrupt, dir, err)
 	}
 	if h.Type != ledger.TypeSession {
 		return nil, fmt.Errorf("%w: %s is a %s ledger, not a session", ledger.ErrCorrupt, dir, h.Type)
+	}
+	if want != "" && h.ID != want {
+		return nil, fmt.Errorf("%w: %s is the directory of session %s, but its ledger's header names session %s (a ledger copied from another session?)",
+			ledger.ErrCorrupt, dir, want, h.ID)
 	}
 	if v := h.Bindings[BindFormat]; v != fmt.Sprint(FormatVersion) {
 		return nil, fmt.Errorf("%w: session format %q is not supported (this rein reads %d)", ledger.ErrCorrupt, v, FormatVersion)
@@ -203,6 +215,10 @@ func (s *Session) Dir() string { return s.l.Dir() }
 
 // Head returns the ledger's head (seq, hash), for anchoring.
 func (s *Session) Head() (int64, string) { return s.l.Head() }
+
+// CheckAnchor verifies that the ledger still holds the record seq with hash h (see
+// ledger.Ledger.CheckAnchor): an error wrapping ledger.ErrRollback otherwise.
+func (s *Session) CheckAnchor(seq int64, h string) error { return s.l.CheckAnchor(seq, h) }
 
 // Close closes the ledger, syncing what is pending.
 func (s *Session) Close() error { return s.l.Close() }

@@ -288,6 +288,6 @@ func loadSession(o Options, cwd string) (*session.State, error) {
 	default:
 		return nil, fmt.Errorf("%w: this command does not take --fork", ErrConfig)
 	}
-	st, _, err := session.Load(dir)
+	st, _, err := session.LoadAs(dir, SessionIDOf(dir))
 	return st, err
 }

@@ -25,6 +25,12 @@
 // its own, recording its hook runs in its own session. Hook failures and messages reach the
 // user through Options.Notice.
 //
+// Session integrity: opening an existing session refuses a ledger whose header names another
+// session than the directory holds ([SessionIDOf]) and one rolled back behind its anchor
+// ([CheckAnchor], kept in $REIN_HOME/anchors, outside the session's directory); the anchor
+// advances at each run end and at Close. A ledger file removed or replaced while the session is
+// open fails the run ([ErrSessionGone]).
+//
 // Only package cli imports system. Nothing here keeps global state: every function takes what
 // it needs, so tests build runtimes side by side.
 //

@@ -123,6 +123,16 @@ func (rt *Runtime) execute(ctx context.Context, prompt *llm.Message) (*kernel.Ou
 	if endErr := s.EndRun(status); endErr != nil && err == nil {
 		err = endErr
 	}
+	if g := rt.guard; g != nil {
+		// A ledger removed or replaced during the run recorded nothing anyone will read:
+		// the run failed, whatever it did.
+		if gerr := g.anchor(s); gerr != nil {
+			if errors.Is(gerr, ErrSessionGone) && out != nil {
+				out.Status = kernel.StatusFailed
+			}
+			err = errors.Join(gerr, err)
+		}
+	}
 	return out, err
 }
 
@@ -208,7 +218,11 @@ func (rt *Runtime) Close() error {
 func (rt *Runtime) release() error {
 	var errs []error
 	if rt.Session != nil {
-		errs = append(errs, rt.Session.Close())
+		err := rt.Session.Close()
+		errs = append(errs, err)
+		if rt.guard != nil && err == nil && !rt.discarded {
+			errs = append(errs, rt.guard.anchor(rt.Session))
+		}
 	}
 	if rt.Workspace != nil {
 		errs = append(errs, rt.Workspace.Close())
@@ -221,8 +235,12 @@ func (rt *Runtime) release() error {
 
 // discard releases a Runtime whose Build failed, removing a session that Build created.
 func (rt *Runtime) discard() {
+	rt.discarded = true
 	_ = rt.release()
 	if rt.created && rt.Session != nil {
 		_ = os.RemoveAll(rt.Session.Dir())
+		if rt.guard != nil {
+			rt.guard.forget()
+		}
 	}
 }

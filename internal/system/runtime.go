@@ -156,6 +156,11 @@ type Runtime struct {
 	created bool
 	// secretEnv are the name patterns of variables the bash tool never passes on.
 	secretEnv []string
+	// guard checks the session against its anchor and its ledger file's identity, and
+	// anchors it (nil without a session, or on a test filesystem); discarded says a failed
+	// Build is releasing the Runtime, which anchors nothing.
+	guard     *sessionGuard
+	discarded bool
 	// spill is the bash tool's directory for full outputs when there is no session; removed
 	// by Close.
 	spill string
@@ -384,10 +389,17 @@ func openExisting(o *Options, rt *Runtime, policy llm.RetryPolicy) error {
 		if err != nil || dir == "" {
 			return err
 		}
-		s, rep, err := session.Open(dir, sessionOptions(*o, policy))
+		opts := sessionOptions(*o, policy)
+		opts.ID = SessionIDOf(dir)
+		s, rep, err := session.Open(dir, opts)
 		rt.Session, rt.Opened, rt.Resumed = s, rep, err == nil
 		if err != nil {
 			return err
+		}
+		if o.LedgerFS == nil {
+			if rt.guard, err = guardSession(o.Home, s, false); err != nil {
+				return err
+			}
 		}
 		facts = map[string]string{}
 		for _, k := range []string{FactProvider, FactModel, FactBaseURL, FactScript} {
@@ -399,7 +411,7 @@ func openExisting(o *Options, rt *Runtime, policy llm.RetryPolicy) error {
 		if err != nil {
 			return err
 		}
-		parent, _, err := session.Load(sd.Dir)
+		parent, _, err := session.LoadAs(sd.Dir, sd.ID)
 		if err != nil {
 			return err
 		}
@@ -477,7 +489,7 @@ func planNew(o Options, rt *Runtime) (*newSession, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &newSession{dir: d, id: filepath.Base(d)}, nil
+		return &newSession{dir: d, id: SessionIDOf(d)}, nil
 	case SessionFork:
 		return planFork(o, rt, project)
 	}
@@ -491,7 +503,7 @@ func planFork(o Options, rt *Runtime, project string) (*newSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	parent, _, err := session.Load(sd.Dir)
+	parent, _, err := session.LoadAs(sd.Dir, sd.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -521,6 +533,11 @@ func (n *newSession) create(o Options, rt *Runtime, policy llm.RetryPolicy) erro
 		return err
 	}
 	rt.Session, rt.created = s, true
+	if o.LedgerFS == nil {
+		if rt.guard, err = guardSession(o.Home, s, true); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -42,6 +42,8 @@ func ProjectSessions(home, cwd string) string {
 
 // SessionDir is one session's directory on disk.
 type SessionDir struct {
+	// ID is the session the directory holds (see SessionIDOf): opening it refuses a ledger
+	// whose header names another session.
 	ID      string
 	Dir     string
 	Updated time.Time // the ledger file's modification time
@@ -94,7 +96,7 @@ func FindSession(home, cwd, ref string) (SessionDir, error) {
 			return SessionDir{}, fmt.Errorf("%w: no session ledger at %s", ErrNoSession, dir)
 		}
 		abs, _ := filepath.Abs(dir)
-		return SessionDir{ID: filepath.Base(abs), Dir: abs, Updated: info.ModTime()}, nil
+		return SessionDir{ID: SessionIDOf(abs), Dir: abs, Updated: info.ModTime()}, nil
 	}
 	for _, root := range []string{ProjectSessions(home, cwd), SessionsRoot(home)} {
 		all, err := ListSessions(root)
@@ -130,4 +132,17 @@ func LatestSession(home, cwd string) (SessionDir, error) {
 		return SessionDir{}, fmt.Errorf("%w: no session in this directory yet to continue (start one with rein -p)", ErrNoSession)
 	}
 	return all[0], nil
+}
+
+// SessionIDOf is the id of the session a directory holds: the directory's name (rein names a
+// session's directory by its id), except for a delivery run's stage session,
+// runs/<run>/stages/<stage>-<n>[.<k>] under $REIN_HOME, whose id is <run>-<stage>-<n>.
+func SessionIDOf(dir string) string {
+	base := filepath.Base(dir)
+	stages := filepath.Dir(dir)
+	if filepath.Base(stages) == "stages" && filepath.Base(filepath.Dir(filepath.Dir(stages))) == "runs" {
+		name, _, _ := strings.Cut(base, ".")
+		return filepath.Base(filepath.Dir(stages)) + "-" + name
+	}
+	return base
 }
