@@ -20,6 +20,7 @@ import (
 	"github.com/reinhq/rein/internal/llm/openaicompat"
 	"github.com/reinhq/rein/internal/llm/script"
 	"github.com/reinhq/rein/internal/policy"
+	"github.com/reinhq/rein/internal/proc"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/telemetry"
 	"github.com/reinhq/rein/internal/tool"
@@ -93,6 +94,9 @@ type Options struct {
 	// Sandbox runs bash (and approved commands) in the bubblewrap OS sandbox (--sandbox);
 	// without a working bwrap the run stops with ErrConfig.
 	Sandbox bool
+	// KeepBackground leaves what bash commands start in the background running after the
+	// command ends (settings: "bash": {"keepBackground": true}); by default it is ended.
+	KeepBackground bool
 	// Trust is the run's own say about trusting the project (--trust, --no-trust).
 	Trust TrustChoice
 	// Confirm asks the user a yes/no question on the terminal (an undecided project's trust,
@@ -151,6 +155,8 @@ type Runtime struct {
 	// spill is the bash tool's directory for full outputs when there is no session; removed
 	// by Close.
 	spill string
+	// journal records the processes the bash tool runs (closed by Close).
+	journal *proc.Journal
 	// mu guards the conversation of a run without a session.
 	mu      sync.Mutex
 	history []llm.Message
@@ -239,13 +245,12 @@ func resolveModel(o Options, rt *Runtime, policy llm.RetryPolicy) (llm.Model, ll
 // buildRest builds what follows the model: tools, the trust gate and settings, the permission
 // gate, a new session, hooks, telemetry and the agent.
 func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, policy llm.RetryPolicy) error {
-	if !o.Sandbox {
-		global, err := ReadSettings(filepath.Join(o.Home, SettingsFile), true)
-		if err != nil {
-			return err
-		}
-		o.Sandbox = global.Sandbox
+	global, err := ReadSettings(filepath.Join(o.Home, SettingsFile), true)
+	if err != nil {
+		return err
 	}
+	o.Sandbox = o.Sandbox || global.Sandbox
+	o.KeepBackground = o.KeepBackground || (global.Bash != nil && global.Bash.KeepBackground)
 	plan, err := planNew(o, rt)
 	if err != nil {
 		return err
@@ -649,9 +654,13 @@ func buildTools(rt *Runtime, plan *newSession, o Options) (*tool.Set, error) {
 	if err != nil {
 		return nil, err
 	}
+	journal, err := rt.openJournal(o.Home)
+	if err != nil {
+		return nil, err
+	}
 	tools := []tool.Tool{
 		fstool.Read(ws), fstool.Write(ws), fstool.Edit(ws),
-		shell.New(ws.Dir, shell.Options{Sandbox: sb, TempDir: spill}),
+		shell.New(ws.Dir, shell.Options{Sandbox: sb, TempDir: spill, Journal: journal, KeepBackground: o.KeepBackground}),
 		grep.New(ws, grep.Options{}),
 		fstool.Find(ws), fstool.Ls(ws),
 	}
