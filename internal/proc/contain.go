@@ -20,13 +20,21 @@ func (e Ended) String() string { return fmt.Sprintf("%s (pid %d)", e.Name, e.Pid
 type selector struct {
 	// tags selects by the tags in the environment.
 	tags tagMatch
-	// groups selects the members of process groups (by id) that started no earlier than the
-	// group's leader (its start time): a group id is not reused while the group has members.
-	groups map[int]uint64
+	// groups selects the members of process groups (by id) that are in the group's session
+	// and started no earlier than the group's leader: a group id is not reused while the
+	// group has members, and a new group under a reused id is in the same session only by
+	// a rare chance.
+	groups map[int]group
 	// orphans, when set, also selects rein's own children that are no live run's process
 	// (orphans it adopted as subreaper) and carry no tag of this rein process; it reports
 	// whether a pid is a live run's.
 	orphans func(pid int) bool
+}
+
+// group names a process group: its leader's start time and its session.
+type group struct {
+	start uint64
+	sid   int
 }
 
 // live is the registry of the processes Run started and has not yet reaped. Starting a

@@ -57,10 +57,11 @@
 //     starts, so a process that escaped before its run was recorded is still found by its
 //     tag. [Reap] reads the journals of rein processes that no longer run (pid and start
 //     time), sweeps every process carrying a tracked tag of theirs and the members of their
-//     recorded groups started after the group's leader, and removes the journal. rein
-//     calls it when a run opens, before a resumed session's recovery records an interrupted
-//     call. The process's session id is not recorded: a run's process leads a group, not a
-//     session, so the session is rein's own (the terminal's) and names nothing of the run.
+//     recorded groups (in the group's session, started after its leader), and removes the
+//     journal. rein calls it when a run opens, before a resumed session's recovery records
+//     an interrupted call. The session is recorded only to tell a reused group id from the
+//     run's group: a run's process leads a group, not a session, so the session is rein's
+//     own (the terminal's) and is never swept as a whole.
 //   - [Spec.LeaveRunning] is the opt-out for a deliberate daemon: the run's processes carry
 //     a keep tag, no sweep ends them (neither the run's nor Reap's), and the subreaper's
 //     orphan sweep spares them.

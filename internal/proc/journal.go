@@ -24,7 +24,7 @@ import (
 // renamed over it) when it is opened and whenever a run starts or ends; [Journal.Close]
 // removes it. It names this rein process (pid and start time, so a reused pid is not taken
 // for it), the id in the tags of every process it started ([EnvTag]), and each live run's
-// process (pid, start time, process group). It is safe for concurrent use.
+// process (pid, start time, process group and its session). It is safe for concurrent use.
 type Journal struct {
 	mu     sync.Mutex
 	path   string
@@ -43,6 +43,7 @@ type journalRun struct {
 	Pid   int    `json:"pid"`
 	Start uint64 `json:"start"`
 	Pgid  int    `json:"pgid"`
+	Sid   int    `json:"sid"`
 }
 
 // maxJournalBytes bounds a journal file [Reap] reads.
@@ -80,13 +81,13 @@ func (j *Journal) Close() error {
 	return nil
 }
 
-func (j *Journal) add(pid int, start uint64) error {
+func (j *Journal) add(pid int, g group) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
 		return errors.New("the process journal is closed")
 	}
-	j.rec.Runs = append(j.rec.Runs, journalRun{Pid: pid, Start: start, Pgid: pid})
+	j.rec.Runs = append(j.rec.Runs, journalRun{Pid: pid, Start: g.start, Pgid: pid, Sid: g.sid})
 	return j.write()
 }
 
@@ -143,9 +144,9 @@ func Reap(dir string) ([]Ended, error) {
 		if rec.ID == selfID || running(rec.Pid, rec.Start) {
 			continue
 		}
-		sel := selector{tags: tagMatch{id: rec.ID}, groups: map[int]uint64{}}
+		sel := selector{tags: tagMatch{id: rec.ID}, groups: map[int]group{}}
 		for _, r := range rec.Runs {
-			sel.groups[r.Pgid] = r.Start
+			sel.groups[r.Pgid] = group{start: r.Start, sid: r.Sid}
 		}
 		ended = append(ended, sweep(sel)...)
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -180,7 +181,7 @@ func readJournal(path string) (journalRecord, error) {
 		return rec, fmt.Errorf("not a process journal: pid %d", rec.Pid)
 	}
 	for _, r := range rec.Runs {
-		if r.Pid <= 1 || r.Pgid <= 1 {
+		if r.Pid <= 1 || r.Pgid <= 1 || r.Sid < 0 {
 			return rec, fmt.Errorf("not a process journal: run pid %d, group %d", r.Pid, r.Pgid)
 		}
 	}

@@ -174,8 +174,8 @@ func Run(ctx context.Context, s Spec) Result {
 		return Result{Outcome: StartFailed, Code: -1, Err: err}
 	}
 	pid := cmd.Process.Pid
-	// Not reaped before Wait: the start time read now is the process's own.
-	sel := selector{tags: tagMatch{tag: tag}, groups: map[int]uint64{pid: startOf(pid)}}
+	// Not reaped before Wait: what is read now is the process's own.
+	sel := selector{tags: tagMatch{tag: tag}, groups: map[int]group{pid: groupOf(pid)}}
 	if s.Journal != nil && !s.LeaveRunning {
 		if err := s.Journal.add(pid, sel.groups[pid]); err != nil {
 			_ = killGroup(pid)
@@ -202,6 +202,11 @@ func Run(ctx context.Context, s Spec) Result {
 	if s.Contain {
 		if early != nil {
 			res.Ended = <-early
+		}
+		if early != nil {
+			// Wait reaped the process, so its pid (the group's id) may be reused by now: the
+			// early sweep, made while it could not be, has taken the group.
+			sel.groups = nil
 		}
 		res.Ended = append(res.Ended, finishContained(pid, sel)...)
 	} else {

@@ -11,7 +11,7 @@ import (
 
 // procInfo is what /proc/<pid>/stat says about a process.
 type procInfo struct {
-	pid, ppid, pgid int
+	pid, ppid, pgid, sid int
 	// start is the start time in clock ticks since boot: with pid, it names one process
 	// (a pid is reused, never with the same start time).
 	start  uint64
@@ -37,11 +37,12 @@ func readStat(pid int) (procInfo, bool) {
 		return procInfo{}, false
 	}
 	p := procInfo{pid: pid, name: s[open+1 : closing], zombie: f[0] == "Z" || f[0] == "X"}
-	var e1, e2, e3 error
+	var e1, e2, e3, e4 error
 	p.ppid, e1 = strconv.Atoi(f[1])
 	p.pgid, e2 = strconv.Atoi(f[2])
-	p.start, e3 = strconv.ParseUint(f[19], 10, 64)
-	if e1 != nil || e2 != nil || e3 != nil {
+	p.sid, e3 = strconv.Atoi(f[3])
+	p.start, e4 = strconv.ParseUint(f[19], 10, 64)
+	if e1 != nil || e2 != nil || e3 != nil || e4 != nil {
 		return procInfo{}, false
 	}
 	return p, true
@@ -164,7 +165,7 @@ func (sel selector) pick(ps []procInfo, self int) []procInfo {
 
 // selects reports whether p itself is one of sel's processes.
 func (sel selector) selects(p procInfo, self int) bool {
-	if start, ok := sel.groups[p.pgid]; ok && p.start >= start {
+	if g, ok := sel.groups[p.pgid]; ok && p.sid == g.sid && p.start >= g.start {
 		return true
 	}
 	tags := tagsOf(p.pid)
@@ -231,8 +232,8 @@ func exitWatch(pid int) <-chan struct{} {
 	return done
 }
 
-// startOf returns the start time of process pid; 0 when it cannot be read.
-func startOf(pid int) uint64 {
+// groupOf returns the group process pid leads; zero when it cannot be read.
+func groupOf(pid int) group {
 	p, _ := readStat(pid)
-	return p.start
+	return group{start: p.start, sid: p.sid}
 }

@@ -24,4 +24,4 @@ func sweep(selector) []Ended { return nil }
 
 func exitWatch(int) <-chan struct{} { return nil }
 
-func startOf(int) uint64 { return 0 }
+func groupOf(int) group { return group{} }
