@@ -33,8 +33,8 @@ func reapLeftovers(home string, notice func(string)) {
 	}
 }
 
-// openJournal opens the journal of the processes this runtime's tools run; none without a
-// home (a test building tools alone).
+// openJournal opens the journal of the processes this runtime's tools run (closed by
+// Close); none without a home.
 func (rt *Runtime) openJournal(home string) (*proc.Journal, error) {
 	if home == "" {
 		return nil, nil

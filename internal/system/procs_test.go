@@ -44,6 +44,23 @@ func TestBashSettingAndJournal(t *testing.T) {
 	if spec, _ := rt.Tools.Spec("bash"); strings.Contains(spec.Description, promise) {
 		t.Errorf("keepBackground did not reach bash: %q", spec.Description)
 	}
+	// `rein context` shows the tools as the run has them.
+	c, err := Inspect(Options{Script: scenario, Dir: dir, Home: home, Getenv: env(nil), Session: SessionChoice{Mode: SessionNone}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := false
+	for _, spec := range c.Tools {
+		if spec.Name == "bash" {
+			shown = true
+			if strings.Contains(spec.Description, promise) {
+				t.Errorf("Inspect shows a bash tool without keepBackground: %q", spec.Description)
+			}
+		}
+	}
+	if !shown {
+		t.Error("Inspect shows no bash tool")
+	}
 	proj := filepath.Join(dir, ".rein")
 	os.MkdirAll(proj, 0o755)
 	os.WriteFile(filepath.Join(proj, SettingsFile), []byte(`{"bash": {"keepBackground": true}}`), 0o644)

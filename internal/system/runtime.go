@@ -255,7 +255,13 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 	if err != nil {
 		return err
 	}
-	if rt.Tools, err = buildTools(rt, plan, o); err != nil {
+	var journal *proc.Journal
+	if !o.NoTools {
+		if journal, err = rt.openJournal(o.Home); err != nil {
+			return err
+		}
+	}
+	if rt.Tools, err = buildTools(rt, plan, o, journal); err != nil {
 		return err
 	}
 	// The same assembly `rein context` shows (see Inspect); estimates are not needed here. The
@@ -639,8 +645,9 @@ func missingKey(provider string) error {
 // buildTools builds the agent's tools: the standard ones over the confined workspace and the
 // caller's extra (contract) tools, selected by name, then filtered by the role's surface so a
 // role never sees a tool it cannot use. The bash tool spills full outputs into the session's
-// directory (or, without a session, a directory Close removes).
-func buildTools(rt *Runtime, plan *newSession, o Options) (*tool.Set, error) {
+// directory (or, without a session, a directory Close removes) and records its processes in
+// journal (nil: nowhere, for a tool set that runs nothing).
+func buildTools(rt *Runtime, plan *newSession, o Options, journal *proc.Journal) (*tool.Set, error) {
 	ws := rt.Workspace
 	ws.Protected = workspaceProtected(o)
 	sb, err := openSandbox(o, ws)
@@ -651,10 +658,6 @@ func buildTools(rt *Runtime, plan *newSession, o Options) (*tool.Set, error) {
 		return tool.New()
 	}
 	spill, err := rt.spillDir(plan)
-	if err != nil {
-		return nil, err
-	}
-	journal, err := rt.openJournal(o.Home)
 	if err != nil {
 		return nil, err
 	}
