@@ -20,6 +20,15 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the binary reinBinary built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
+}
+
 // reinBinary builds the rein binary once for the tests of this file.
 func reinBinary(t *testing.T) string {
 	t.Helper()
