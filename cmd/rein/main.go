@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/reinhq/rein/internal/cli"
+	"github.com/reinhq/rein/internal/proc"
 )
 
 func main() { os.Exit(run()) }
@@ -25,6 +26,11 @@ func run() int {
 		} else {
 			fmt.Fprintln(os.Stderr, "rein: REIN_CPUPROFILE:", err)
 		}
+	}
+	// rein adopts what its tools' processes leave behind, so that it can end it (every child
+	// of this process is started by internal/proc, which Subreap requires).
+	if err := proc.Subreap(); err != nil {
+		fmt.Fprintln(os.Stderr, "rein: warning:", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

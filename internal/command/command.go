@@ -225,8 +225,10 @@ func Run(ctx context.Context, c Command) (Result, error) {
 		Path: prog, Args: c.Argv, Dir: c.Dir, Env: commandEnv(c.Env),
 		Stdout: out, Stderr: out, // one writer: one pipe, arrival order kept
 		Timeout: timeout, WaitDelay: commandWaitDelay,
-		// Whatever happened, nothing of the group may outlive the run.
+		// Whatever happened, nothing the command started may outlive the run: its group,
+		// and (outside the sandbox, which ends everything in it) what left the group.
 		KillGroupOnExit: true,
+		Contain:         c.Sandbox == nil,
 	}
 	if c.Sandbox != nil {
 		args, err := c.Sandbox.Args(append([]string{prog}, c.Argv[1:]...), c.Dir)

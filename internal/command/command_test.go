@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/internal/proc"
 	"github.com/reinhq/rein/internal/refusal"
 )
 
@@ -32,6 +33,12 @@ func TestApprovedCommandEnvScrubbed(t *testing.T) {
 		t.Fatalf("env exited %d: %s", res.ExitCode, res.Output)
 	}
 	got := strings.Split(strings.TrimSpace(res.Output), "\n")
+	// The process runner's tag (one tag: rein's own environment holds none here).
+	tagged := slices.DeleteFunc(slices.Clone(got), func(kv string) bool { return !strings.HasPrefix(kv, proc.EnvTag+"=") })
+	if len(tagged) != 1 || strings.Contains(tagged[0], ":") {
+		t.Errorf("process tag = %q, want one %s with one tag", tagged, proc.EnvTag)
+	}
+	got = slices.DeleteFunc(got, func(kv string) bool { return strings.HasPrefix(kv, proc.EnvTag+"=") })
 	want := append([]string{"PATH=" + FixedPath, "REIN_TEST_ALLOWED=yes"}, FixedEnv...)
 	slices.Sort(got)
 	slices.Sort(want)

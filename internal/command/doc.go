@@ -10,12 +10,14 @@
 //
 //   - no shell: argv[0] without "/" is looked up in [FixedPath] only, never in rein's PATH;
 //   - the environment is PATH=[FixedPath], the allowlisted variables that are set (never
-//     one of [UnsafeEnv]: [Command.Validate] refuses to allowlist them) and [FixedEnv];
+//     one of [UnsafeEnv]: [Command.Validate] refuses to allowlist them), [FixedEnv], and
+//     the process tag the process runner adds (internal/proc's EnvTag, naming no secret);
 //   - stdin is /dev/null; stdout and stderr are merged in arrival order and the last
 //     [Command.MaxOutput] bytes are kept, behind a truncation notice when earlier output was
 //     dropped (never starting inside a UTF-8 sequence); [Result.TotalBytes] counts it all;
 //   - the command leads its own process group, and the timeout, a cancelled context, or the
-//     command's own exit kill the whole group; on Linux it also dies with rein (see
+//     command's own exit kill the whole group, and every process it started that left the
+//     group (setsid, daemons: proc's Contain); on Linux it also dies with rein (see
 //     internal/proc for what that covers);
 //   - with [Command.Sandbox] set it runs inside that bubblewrap sandbox (no network, only
 //     the workspace writable, $REIN_HOME invisible); a sandbox that cannot start is

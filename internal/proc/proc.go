@@ -46,6 +46,20 @@ type Spec struct {
 	// group outlives the run. Without it, background processes of a process that exits on
 	// its own keep running.
 	KillGroupOnExit bool
+	// Contain ends every process the run started once the process has exited (or was
+	// killed): its group, and on Linux every process that carries the run's tag ([EnvTag])
+	// or lies below one — background jobs, setsid, nohup, double forks and daemons included.
+	// What it ended is in [Result.Ended]. It implies KillGroupOnExit.
+	Contain bool
+	// LeaveRunning marks the run's processes as deliberately left running (a daemon the user
+	// asked for): they carry a keep tag instead of the run's, are not in the Journal and are
+	// ended by no sweep — not when the run ends, not by [Reap] after rein died. The process
+	// itself still gets the group kill on timeout or cancellation and the parent-death
+	// signal. It excludes Contain.
+	LeaveRunning bool
+	// Journal, when set, records the run's process while it runs, so that a later rein can
+	// end what it left when this rein dies ([Reap]).
+	Journal *Journal
 }
 
 // Outcome classifies how a run ended.
@@ -98,6 +112,8 @@ type Result struct {
 	Pid int
 	// Duration is the time from start to the end of the wait.
 	Duration time.Duration
+	// Ended lists the processes [Spec.Contain] ended after the process itself was gone.
+	Ended []Ended
 }
 
 // String describes the ending for a message: "exit status 1", "timed out", "canceled",
@@ -119,6 +135,9 @@ func (r Result) String() string {
 // also gets SIGKILL when rein dies (see the package documentation for the limits). Run
 // never returns an error: every ending, a failure to start included, is a [Result].
 func Run(ctx context.Context, s Spec) Result {
+	if s.LeaveRunning && s.Contain {
+		return Result{Outcome: StartFailed, Code: -1, Err: errors.New("proc: Spec.Contain and Spec.LeaveRunning exclude each other")}
+	}
 	runCtx := ctx
 	if s.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -130,7 +149,8 @@ func Run(ctx context.Context, s Spec) Result {
 	if s.Args != nil {
 		cmd.Args = slices.Clone(s.Args)
 	}
-	cmd.Dir, cmd.Env = s.Dir, s.Env
+	tag := newTag(s.LeaveRunning)
+	cmd.Dir, cmd.Env = s.Dir, withTag(s.Env, tag)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Stdin, s.Stdout, s.Stderr
 	var killed atomic.Bool
 	cmd.SysProcAttr = groupAttr()
@@ -150,12 +170,49 @@ func Run(ctx context.Context, s Spec) Result {
 	defer runtime.UnlockOSThread()
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := startRegistered(cmd); err != nil {
 		return Result{Outcome: StartFailed, Code: -1, Err: err}
 	}
+	pid := cmd.Process.Pid
+	// Not reaped before Wait: what is read now is the process's own.
+	sel := selector{tags: tagMatch{tag: tag}, groups: map[int]group{pid: groupOf(pid)}}
+	if s.Journal != nil && !s.LeaveRunning {
+		if err := s.Journal.add(pid, sel.groups[pid]); err != nil {
+			_ = killGroup(pid)
+			_ = cmd.Wait()
+			finishContained(pid, sel)
+			return Result{Outcome: StartFailed, Code: -1, Err: fmt.Errorf("the process was killed at once: %w", err)}
+		}
+		defer s.Journal.remove(pid)
+	}
+	// Contained: the moment the process exits, end what it left, so that a survivor
+	// holding the output pipe does not keep Wait waiting for WaitDelay.
+	var early chan []Ended
+	if s.Contain {
+		if exited := exitWatch(pid); exited != nil {
+			early = make(chan []Ended, 1)
+			go func() {
+				<-exited
+				early <- sweep(sel) // the group too: sel selects it
+			}()
+		}
+	}
 	waitErr := cmd.Wait()
-	res := Result{Code: -1, Pid: cmd.Process.Pid, Duration: time.Since(start)}
-	if s.KillGroupOnExit {
+	res := Result{Code: -1, Pid: pid, Duration: time.Since(start)}
+	if s.Contain {
+		if early != nil {
+			res.Ended = <-early
+		}
+		if early != nil {
+			// Wait reaped the process, so its pid (the group's id) may be reused by now: the
+			// early sweep, made while it could not be, has taken the group.
+			sel.groups = nil
+		}
+		res.Ended = append(res.Ended, finishContained(pid, sel)...)
+	} else {
+		unregister(pid)
+	}
+	if s.KillGroupOnExit || s.Contain {
 		_ = killGroup(res.Pid)
 	}
 	classify(&res, waitErr, killed.Load(), ctx.Err() != nil, cmd.ProcessState)

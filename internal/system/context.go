@@ -197,7 +197,14 @@ func Inspect(o Options, prompt string) (*Context, error) {
 			c.ContextWindow, c.MaxTokens = info.ContextWindow, info.MaxOutput
 		}
 	}
-	tools, err := buildTools(&Runtime{Workspace: ws}, nil, o)
+	// The tools as a run builds them (their descriptions depend on the settings), recording
+	// no processes: Inspect runs none.
+	global, err := ReadSettings(filepath.Join(o.Home, SettingsFile), true)
+	if err != nil {
+		return nil, err
+	}
+	o.KeepBackground = o.KeepBackground || (global.Bash != nil && global.Bash.KeepBackground)
+	tools, err := buildTools(&Runtime{Workspace: ws}, nil, o, nil)
 	if err != nil {
 		return nil, err
 	}

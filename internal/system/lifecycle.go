@@ -17,8 +17,9 @@ var ErrNothingPending = errors.New("nothing pending to continue")
 // The session lifecycle. Every caller — print and JSON runs, RPC, compaction, delivery-run
 // stage attempts — goes through the same steps:
 //
-//	Open      open or create the session, build the agent, recover what a crash left open
-//	          (each settled action reported through Options.Notice)
+//	Open      end the processes a rein that died left running, open or create the session,
+//	          build the agent, recover what a crash left open (each ended process and
+//	          settled action reported through Options.Notice)
 //	Begin     the run's begin record (durable before anything else of the run)
 //	run       Run, Continue, or the function Begin returns: the loop; when its context is
 //	          cancelled, the cancel is recorded durably before the run is signalled
@@ -27,9 +28,11 @@ var ErrNothingPending = errors.New("nothing pending to continue")
 //
 // A run without a session keeps its conversation in the Runtime, so the next run continues it.
 
-// Open builds the agent o describes (see [Build]) and recovers its session when it existed
-// before: a repaired torn tail and every settled intent are reported through o.Notice.
+// Open ends what a rein that died left running (see internal/proc's Reap), builds the agent o
+// describes (see [Build]) and recovers its session when it existed before: the processes
+// ended, a repaired torn tail and every settled intent are reported through o.Notice.
 func Open(ctx context.Context, o Options) (*Runtime, error) {
+	reapLeftovers(o.Home, noticeOr(o.Notice))
 	rt, err := Build(o)
 	if err != nil {
 		return nil, err
@@ -229,6 +232,9 @@ func (rt *Runtime) release() error {
 	}
 	if rt.spill != "" {
 		errs = append(errs, os.RemoveAll(rt.spill))
+	}
+	if rt.journal != nil {
+		errs = append(errs, rt.journal.Close())
 	}
 	return errors.Join(errs...)
 }

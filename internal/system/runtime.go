@@ -22,6 +22,7 @@ import (
 	"github.com/reinhq/rein/internal/llm/script"
 	"github.com/reinhq/rein/internal/llm/watchdog"
 	"github.com/reinhq/rein/internal/policy"
+	"github.com/reinhq/rein/internal/proc"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/telemetry"
 	"github.com/reinhq/rein/internal/tool"
@@ -99,6 +100,9 @@ type Options struct {
 	// Sandbox runs bash (and approved commands) in the bubblewrap OS sandbox (--sandbox);
 	// without a working bwrap the run stops with ErrConfig.
 	Sandbox bool
+	// KeepBackground leaves what bash commands start in the background running after the
+	// command ends (settings: "bash": {"keepBackground": true}); by default it is ended.
+	KeepBackground bool
 	// Trust is the run's own say about trusting the project (--trust, --no-trust).
 	Trust TrustChoice
 	// Confirm asks the user a yes/no question on the terminal (an undecided project's trust,
@@ -164,6 +168,8 @@ type Runtime struct {
 	// spill is the bash tool's directory for full outputs when there is no session; removed
 	// by Close.
 	spill string
+	// journal records the processes the bash tool runs (closed by Close).
+	journal *proc.Journal
 	// mu guards the conversation of a run without a session.
 	mu      sync.Mutex
 	history []llm.Message
@@ -268,11 +274,18 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 	}
 	o.Sandbox = o.Sandbox || global.Sandbox
 	rt.secretEnv = append(slices.Clone(shell.DefaultSecretEnv), global.SecretEnv...)
+	o.KeepBackground = o.KeepBackground || (global.Bash != nil && global.Bash.KeepBackground)
 	plan, err := planNew(o, rt)
 	if err != nil {
 		return err
 	}
-	if rt.Tools, err = buildTools(rt, plan, o); err != nil {
+	var journal *proc.Journal
+	if !o.NoTools {
+		if journal, err = rt.openJournal(o.Home); err != nil {
+			return err
+		}
+	}
+	if rt.Tools, err = buildTools(rt, plan, o, journal); err != nil {
 		return err
 	}
 	// The same assembly `rein context` shows (see Inspect); estimates are not needed here. The
@@ -669,8 +682,9 @@ func missingKey(provider string) error {
 // buildTools builds the agent's tools: the standard ones over the confined workspace and the
 // caller's extra (contract) tools, selected by name, then filtered by the role's surface so a
 // role never sees a tool it cannot use. The bash tool spills full outputs into the session's
-// directory (or, without a session, a directory Close removes).
-func buildTools(rt *Runtime, plan *newSession, o Options) (*tool.Set, error) {
+// directory (or, without a session, a directory Close removes) and records its processes in
+// journal (nil: nowhere, for a tool set that runs nothing).
+func buildTools(rt *Runtime, plan *newSession, o Options, journal *proc.Journal) (*tool.Set, error) {
 	ws := rt.Workspace
 	ws.Protected = workspaceProtected(o)
 	sb, err := openSandbox(o, ws)
@@ -686,7 +700,7 @@ func buildTools(rt *Runtime, plan *newSession, o Options) (*tool.Set, error) {
 	}
 	tools := []tool.Tool{
 		fstool.Read(ws), fstool.Write(ws), fstool.Edit(ws),
-		shell.New(ws.Dir, shell.Options{Sandbox: sb, TempDir: spill, StripEnv: rt.secretEnv}),
+		shell.New(ws.Dir, shell.Options{Sandbox: sb, TempDir: spill, Journal: journal, KeepBackground: o.KeepBackground, StripEnv: rt.secretEnv}),
 		grep.New(ws, grep.Options{}),
 		fstool.Find(ws), fstool.Ls(ws),
 	}

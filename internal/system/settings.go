@@ -31,12 +31,22 @@ type Settings struct {
 	// Sandbox runs bash and approved commands in the OS sandbox, as --sandbox does; global
 	// only (a project cannot choose how it is confined).
 	Sandbox bool `json:"sandbox,omitempty"`
+	// Bash configures the bash tool; global only.
+	Bash *BashSettings `json:"bash,omitempty"`
 	// Hooks are command hooks in Claude Code's shape (see package hooks/command); the
 	// project's run after the global ones.
 	Hooks command.Config `json:"hooks,omitempty"`
 	// SecretEnv adds name patterns (path.Match syntax, case-insensitive) to the environment
 	// variables the bash tool never passes on (shell.DefaultSecretEnv); global only.
 	SecretEnv []string `json:"secretEnv,omitempty"`
+}
+
+// BashSettings configure the bash tool.
+type BashSettings struct {
+	// KeepBackground leaves what a command starts in the background (&, nohup, setsid,
+	// daemons) running after the command ends; by default every process a command started
+	// ends with it. Inside the sandbox everything ends with the command regardless.
+	KeepBackground bool `json:"keepBackground,omitempty"`
 }
 
 // TrustSettings configure the project trust gate.
@@ -131,6 +141,9 @@ func ReadSettings(path string, global bool) (Settings, error) {
 	}
 	if s.Sandbox && !global {
 		return bad("sandbox: the sandbox setting may only be set in $REIN_HOME/%s", SettingsFile)
+	}
+	if s.Bash != nil && !global {
+		return bad("bash: the bash settings may only be set in $REIN_HOME/%s", SettingsFile)
 	}
 	if s.Trust != nil {
 		if !global {

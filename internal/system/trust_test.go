@@ -262,7 +262,7 @@ func mustTools(t *testing.T, dir string) *tool.Set {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	set, err := buildTools(&Runtime{Workspace: ws}, nil, Options{})
+	set, err := buildTools(&Runtime{Workspace: ws}, nil, Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,12 +8,17 @@
 //     /bin/bash, else bash on PATH, else sh.
 //   - The shell runs through rein's process runner (internal/proc) and leads its own process
 //     group. A timeout or the cancellation of the Run context sends SIGKILL to the whole
-//     group, so background children and grandchildren die with it. Processes that leave the
-//     group (setsid) survive; once the shell has exited, Run waits at most a short grace
-//     period ([Options.WaitDelay]) for the output pipe to close, so a survivor holding the
-//     pipe cannot make Run hang. A command that exits normally leaves background processes
-//     it started running. On Linux the shell (or what it execs) is killed when rein dies,
-//     even by SIGKILL; processes the shell forked are not (see internal/proc).
+//     group. When the shell ends — on its own, by timeout or abort — every process the
+//     command started is ended with it: background jobs, nohup, double forks and processes
+//     that left the group (setsid, daemons) included (proc's Contain; on Linux, by the tag
+//     each process inherits, elsewhere the group only). The result then ends with a line
+//     "[Ended N process(es) the command left running: name (pid P), …]", and the tool
+//     description tells the model that background processes end with the command.
+//     [Options.KeepBackground] is the opt-out for deliberate daemons: what the command
+//     leaves running keeps running (proc's LeaveRunning), and once the shell has exited
+//     Run waits at most [Options.WaitDelay] for a survivor holding the output pipe. On Linux
+//     the shell is killed when rein dies, even by SIGKILL, and with [Options.Journal] what
+//     it started is ended by the next rein (see internal/proc).
 //   - stdout and stderr share one pipe, so their output is kept in arrival order.
 //   - There is no default timeout unless [Options.DefaultTimeout] is set; a per-call timeout is
 //     a number of seconds, > 0 and ≤ [MaxTimeoutSeconds].
@@ -32,7 +37,8 @@
 //   - With [Options.Sandbox] set, the shell runs inside that bubblewrap sandbox (see
 //     internal/sandbox): no network, only the workspace and a private /tmp writable,
 //     $REIN_HOME and the home directory invisible, every process in the sandbox killed when
-//     the command ends, times out or is aborted (background processes do not outlive it).
+//     the command ends, times out or is aborted (background processes do not outlive it,
+//     KeepBackground or not).
 //     The tool description tells the model so. A sandbox that cannot start is a Go error
 //     and the command does not run; it never runs unsandboxed instead. Exit codes pass
 //     through; a command killed by a signal inside the sandbox shows as exit 128+N.

@@ -70,6 +70,14 @@ type Options struct {
 	// Sandbox, when set, runs every command inside it (bubblewrap); the working directory
 	// must lie inside its workspace. Nil runs commands directly.
 	Sandbox *sandbox.Sandbox
+	// KeepBackground leaves what a command starts in the background running after the
+	// command ends (deliberate daemons); by default every process a command started is
+	// ended with it (see internal/proc). It changes nothing in the sandbox, which ends
+	// everything in it when the command ends.
+	KeepBackground bool
+	// Journal, when set, records each command's processes so that a later rein ends what
+	// they left if this rein dies (see internal/proc).
+	Journal *proc.Journal
 }
 
 // Bash is the bash tool. It is safe for concurrent use.
@@ -121,6 +129,9 @@ func (b *Bash) Spec() tool.Spec {
 		"merged. Output is truncated to the last %d lines or %s (whichever is hit first); if truncated, "+
 		"the full output is saved to a temp file. Optionally provide a timeout in seconds.",
 		tool.MaxLines, tool.FormatSize(tool.MaxBytes))
+	if !b.opts.KeepBackground && b.opts.Sandbox == nil {
+		desc += " Processes a command starts in the background (&, nohup, setsid) are ended when the command ends."
+	}
 	if b.opts.Sandbox != nil {
 		desc += " Commands run in a sandbox: no network, only the working directory and a private /tmp are " +
 			"writable, the home directory is not visible, and background processes end with the command."
@@ -196,6 +207,12 @@ func (b *Bash) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 		// output keeps its arrival order.
 		Stdout: out, Stderr: out,
 		Timeout: timeout, WaitDelay: b.opts.WaitDelay,
+		// The sandbox ends everything in it when the shell ends; the group kill takes bwrap's
+		// own helper process.
+		Contain:         !b.opts.KeepBackground && b.opts.Sandbox == nil,
+		KillGroupOnExit: b.opts.Sandbox != nil,
+		LeaveRunning:    b.opts.KeepBackground && b.opts.Sandbox == nil,
+		Journal:         b.opts.Journal,
 	})
 
 	switch pr.Outcome {
@@ -226,6 +243,9 @@ func (b *Bash) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 			trailer = fmt.Sprintf("Command exited with code %d", code)
 		}
 	}
+	if len(pr.Ended) > 0 {
+		text = appendNote(text, endedNotice(pr.Ended))
+	}
 	res := tool.Result{Details: d}
 	if trailer != "" {
 		res.IsError = true
@@ -237,6 +257,28 @@ func (b *Bash) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	}
 	res.Content = tool.TextResult(text).Content
 	return res, nil
+}
+
+// appendNote adds a line to the output text ("(no output)" gives way to it).
+func appendNote(text, note string) string {
+	if text == noOutput {
+		return note
+	}
+	return text + "\n\n" + note
+}
+
+// endedNotice tells the model which processes the command left running were ended.
+func endedNotice(ended []proc.Ended) string {
+	const show = 5
+	names := make([]string, 0, show)
+	for _, e := range ended[:min(len(ended), show)] {
+		names = append(names, e.String())
+	}
+	more := ""
+	if len(ended) > show {
+		more = fmt.Sprintf(" and %d more", len(ended)-show)
+	}
+	return fmt.Sprintf("[Ended %d process(es) the command left running: %s%s]", len(ended), strings.Join(names, ", "), more)
 }
 
 // filterEnv returns base (os.Environ() when nil) without the variables whose names match a

@@ -255,17 +255,54 @@ func TestCancelKillsGroup(t *testing.T) {
 	assertGone(t, pid)
 }
 
-// A process that leaves the group and keeps the output pipe open must not make Run hang.
-func TestEscapedHolderDoesNotHang(t *testing.T) {
+// Every process a command starts ends with it: background jobs, a new session (holding the
+// output pipe), nohup and a double fork; the result says what was ended.
+func TestBackgroundEndsWithCommand(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/setsid"); err != nil {
 		t.Skip("setsid not available")
 	}
-	b, dir := newBash(t, shell.Options{WaitDelay: 200 * time.Millisecond})
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc: only the process group is ended")
+	}
+	b, dir := newBash(t, shell.Options{})
+	res := run(t, b, t.Context(), cmdArgs(`sleep 1000 & echo $! > bg
+setsid sh -c 'echo $$ > sid.tmp && mv sid.tmp sid; exec sleep 1000' &
+nohup sleep 1000 > /dev/null 2>&1 & echo $! > nohup
+(sleep 1000 & echo $! > df.tmp && mv df.tmp df) &
+while [ ! -f sid ] || [ ! -f df ]; do sleep 0.01; done; echo done`), nil)
+	if res.IsError || !strings.HasPrefix(text(res), "done\n\n[Ended 4 process(es) the command left running: ") {
+		t.Errorf("result = %v %q", res.IsError, text(res))
+	}
+	for _, name := range []string{"bg", "sid", "nohup", "df"} {
+		pid := pidFrom(t, filepath.Join(dir, name))
+		assertGone(t, pid)
+		if !strings.Contains(text(res), fmt.Sprintf("(pid %d)", pid)) {
+			t.Errorf("the result does not name %s (pid %d): %q", name, pid, text(res))
+		}
+	}
+	if !strings.Contains(b.Spec().Description, "are ended when the command ends") {
+		t.Error("the description does not tell the model that background processes end")
+	}
+}
+
+// With KeepBackground a process that leaves the group survives, and holding the output pipe
+// it cannot make Run hang.
+func TestKeepBackground(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/setsid"); err != nil {
+		t.Skip("setsid not available")
+	}
+	b, dir := newBash(t, shell.Options{WaitDelay: 200 * time.Millisecond, KeepBackground: true})
 	res := run(t, b, t.Context(), cmdArgs(`setsid sh -c 'echo $$ > pid; exec sleep 30' & sleep 0.1; echo done`), nil)
 	pid := pidFrom(t, filepath.Join(dir, "pid"))
 	defer syscall.Kill(pid, syscall.SIGKILL)
 	if res.IsError || !strings.HasSuffix(text(res), "done") {
 		t.Fatalf("result = %v %q", res.IsError, text(res))
+	}
+	if syscall.Kill(pid, 0) != nil {
+		t.Error("with KeepBackground the background process was ended")
+	}
+	if strings.Contains(b.Spec().Description, "are ended when the command ends") {
+		t.Error("the description promises an ending KeepBackground does not do")
 	}
 }
 
@@ -391,7 +428,7 @@ func TestSecretsStrippedFromEnvironment(t *testing.T) {
 
 	// A custom list and base environment.
 	b, _ = newBash(t, shell.Options{Env: []string{"A_TOKEN=1", "DROP_ME=2", "KEEP=3", "PATH=" + os.Getenv("PATH")}, StripEnv: []string{"DROP_*"}})
-	got = text(run(t, b, t.Context(), cmdArgs("env | sort | grep -v -e '^PWD=' -e '^SHLVL=' -e '^_=' -e '^PATH='"), nil))
+	got = text(run(t, b, t.Context(), cmdArgs("env | sort | grep -v -e '^PWD=' -e '^SHLVL=' -e '^_=' -e '^PATH=' -e '^REIN_PROC='"), nil))
 	if got != "A_TOKEN=1\nKEEP=3" {
 		t.Fatalf("env = %q", got)
 	}

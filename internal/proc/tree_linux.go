@@ -1,0 +1,239 @@
+package proc
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"unsafe"
+)
+
+// procInfo is what /proc/<pid>/stat says about a process.
+type procInfo struct {
+	pid, ppid, pgid, sid int
+	// start is the start time in clock ticks since boot: with pid, it names one process
+	// (a pid is reused, never with the same start time).
+	start  uint64
+	name   string
+	zombie bool
+}
+
+// readStat reads /proc/<pid>/stat; false when the process is gone or the file is unreadable.
+func readStat(pid int) (procInfo, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procInfo{}, false
+	}
+	s := string(data)
+	open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || closing < open {
+		return procInfo{}, false
+	}
+	// After the name: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
+	// cmajflt utime stime cutime cstime priority nice num_threads itrealvalue starttime …
+	f := strings.Fields(s[closing+1:])
+	if len(f) < 20 {
+		return procInfo{}, false
+	}
+	p := procInfo{pid: pid, name: s[open+1 : closing], zombie: f[0] == "Z" || f[0] == "X"}
+	var e1, e2, e3, e4 error
+	p.ppid, e1 = strconv.Atoi(f[1])
+	p.pgid, e2 = strconv.Atoi(f[2])
+	p.sid, e3 = strconv.Atoi(f[3])
+	p.start, e4 = strconv.ParseUint(f[19], 10, 64)
+	if e1 != nil || e2 != nil || e3 != nil || e4 != nil {
+		return procInfo{}, false
+	}
+	return p, true
+}
+
+// selfStart is the start time of this process; 0 when /proc cannot say.
+func selfStart() uint64 {
+	p, _ := readStat(os.Getpid())
+	return p.start
+}
+
+// running reports whether the process pid with start time start still runs (a zombie does
+// not).
+func running(pid int, start uint64) bool {
+	p, ok := readStat(pid)
+	return ok && p.start == start && !p.zombie
+}
+
+// table lists every process /proc shows.
+func table() []procInfo {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var ps []procInfo
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if p, ok := readStat(pid); ok {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// tagsOf reads the tags in a process's environment (nil when it cannot be read: another
+// user's process, or a zombie).
+func tagsOf(pid int) []string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return nil
+	}
+	return tagsIn(data)
+}
+
+// sweep ends every process sel selects and everything below those: it stops them with
+// SIGSTOP round by round until a round finds none it has not stopped (a stopped process
+// cannot fork, so its children stay below it where the next round finds them), then kills
+// every one with SIGKILL. It returns what it ended.
+func sweep(sel selector) []Ended {
+	self := os.Getpid()
+	type key struct {
+		pid   int
+		start uint64
+	}
+	stopped := map[key]procInfo{}
+	var order []key
+	for round := 0; round < maxSweepRounds; round++ {
+		fresh := 0
+		for _, p := range sel.pick(table(), self) {
+			k := key{p.pid, p.start}
+			if _, ok := stopped[k]; ok {
+				continue
+			}
+			if signalExact(p, syscall.SIGSTOP) != nil {
+				continue // gone already, or not ours to signal
+			}
+			stopped[k] = p
+			order = append(order, k)
+			fresh++
+		}
+		if fresh == 0 {
+			break
+		}
+	}
+	var ended []Ended
+	for _, k := range order {
+		p := stopped[k]
+		if signalExact(p, syscall.SIGKILL) == nil {
+			ended = append(ended, Ended{Pid: p.pid, Name: p.name})
+		}
+	}
+	return ended
+}
+
+// maxSweepRounds bounds the stopping rounds of a sweep (a process that forks faster than
+// rounds run is still stopped: each round stops every child it finds).
+const maxSweepRounds = 64
+
+// pick returns the live processes of ps that sel selects, and every process below them.
+func (sel selector) pick(ps []procInfo, self int) []procInfo {
+	children := map[int][]procInfo{}
+	for _, p := range ps {
+		children[p.ppid] = append(children[p.ppid], p)
+	}
+	var picked []procInfo
+	seen := map[int]bool{self: true}
+	var add func(p procInfo)
+	add = func(p procInfo) {
+		if seen[p.pid] {
+			return
+		}
+		seen[p.pid] = true
+		if !p.zombie {
+			picked = append(picked, p)
+		}
+		for _, c := range children[p.pid] {
+			add(c)
+		}
+	}
+	for _, p := range ps {
+		if !p.zombie && p.pid != self && sel.selects(p, self) {
+			add(p)
+		}
+	}
+	return picked
+}
+
+// selects reports whether p itself is one of sel's processes.
+func (sel selector) selects(p procInfo, self int) bool {
+	if g, ok := sel.groups[p.pgid]; ok && p.sid == g.sid && p.start >= g.start {
+		return true
+	}
+	tags := tagsOf(p.pid)
+	if sel.tags.selects(tags) {
+		return true
+	}
+	// An orphan of unknown origin that came to rein as subreaper: what no run tagged
+	// (its environment was cleared) and no run started directly.
+	return sel.orphans != nil && p.ppid == self && !sel.orphans(p.pid) && !ownedBy(tags, selfID)
+}
+
+// signalExact sends sig to the process p names, only if that pid still is that process
+// (same start time): through a pidfd, so the pid cannot be reused between check and signal.
+func signalExact(p procInfo, sig syscall.Signal) error {
+	fd, _, errno := syscall.Syscall(sysPidfdOpen, uintptr(p.pid), 0, 0)
+	if errno == syscall.ENOSYS {
+		// Kernels before 5.3: check, then signal (a pid reused in between is a narrow race).
+		if !running(p.pid, p.start) {
+			return syscall.ESRCH
+		}
+		return syscall.Kill(p.pid, sig)
+	}
+	if errno != 0 {
+		return errno
+	}
+	defer syscall.Close(int(fd))
+	if q, ok := readStat(p.pid); !ok || q.start != p.start {
+		return syscall.ESRCH
+	}
+	if _, _, errno := syscall.Syscall6(sysPidfdSendSignal, fd, uintptr(sig), 0, 0, 0, 0); errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// The pidfd system calls have the same numbers on every architecture.
+const (
+	sysPidfdSendSignal = 424
+	sysPidfdOpen       = 434
+)
+
+// exitWatch reports when the process pid exits, without reaping it (exec.Cmd does that):
+// the pidfd is opened at once, while the process cannot have been reaped yet, so it names
+// exactly that process. nil when the kernel has no pidfd.
+func exitWatch(pid int) <-chan struct{} {
+	fd, _, errno := syscall.Syscall(sysPidfdOpen, uintptr(pid), 0, 0)
+	if errno != 0 {
+		return nil
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer syscall.Close(int(fd))
+		const pPidfd = 3
+		var info [128]byte // siginfo_t
+		for {
+			_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPidfd, fd, uintptr(unsafe.Pointer(&info)),
+				syscall.WEXITED|syscall.WNOWAIT, 0, 0)
+			if !errors.Is(errno, syscall.EINTR) {
+				return
+			}
+		}
+	}()
+	return done
+}
+
+// groupOf returns the group process pid leads; zero when it cannot be read.
+func groupOf(pid int) group {
+	p, _ := readStat(pid)
+	return group{start: p.start, sid: p.sid}
+}
