@@ -46,9 +46,11 @@ func (l *attemptLog) Attempt(_ context.Context, _ string, try int) (int, int, er
 // wrappedLog hides attemptLog's capability behind a wrapper, as telemetry does.
 type wrappedLog struct{ rec *attemptLog }
 
-func (w wrappedLog) Intend(ctx context.Context, in kernel.Intent) error    { return w.rec.Intend(ctx, in) }
-func (w wrappedLog) Settle(ctx context.Context, s kernel.Settlement) error { return w.rec.Settle(ctx, s) }
-func (w wrappedLog) Unwrap() kernel.Recorder                               { return w.rec }
+func (w wrappedLog) Intend(ctx context.Context, in kernel.Intent) error { return w.rec.Intend(ctx, in) }
+func (w wrappedLog) Settle(ctx context.Context, s kernel.Settlement) error {
+	return w.rec.Settle(ctx, s)
+}
+func (w wrappedLog) Unwrap() kernel.Recorder { return w.rec }
 
 func busyModel(sent *int) llm.Model {
 	return llm.Retry(llm.ModelFunc(func(context.Context, *llm.Request, func(llm.Event)) *llm.Message {
