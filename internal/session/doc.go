@@ -37,8 +37,8 @@
 // kernel.AttemptRecorder) for each retry within the process, written after the backoff wait
 // and before the request. A logical call is every attempt at answering the same context: its
 // count runs from the first model-call intent after the lane's last entry that changed the
-// context (a user message, an answer, a tool result) — a failed or aborted answer, a crash, a
-// recovery and a compaction summary do not end it — whatever process made the attempts. Its
+// context (a user message or compaction summary, an answer, a tool result) — a failed or
+// aborted answer, a crash and a recovery do not end it — whatever process made the attempts. Its
 // limit is the retry policy recorded by its first intent (Options.Retry then; a later process's
 // policy does not change it). Once the limit is reached the call stays given up: Intend
 // refuses another model-call intent with a *kernel.GaveUpError and [Session.GaveUp] reports

@@ -61,9 +61,9 @@ type Lane struct {
 	RunOpen bool
 	// Attempts counts the attempts of the lane's current logical model call: every model-call
 	// intent and attempt record since the last entry that changed the context the model
-	// answers (a user message, an answer, a tool result). A failed or aborted assistant message
-	// and a compaction summary do not end the logical call: the next attempt answers the same
-	// conversation.
+	// answers (a user message — a compaction summary included —, an answer, a tool result). A
+	// failed or aborted assistant message does not end the logical call: the next attempt
+	// answers the same conversation.
 	Attempts int
 	// Policy is the attempt limit of the current logical call: the retry policy recorded by its
 	// first attempt's intent (0 while Attempts is 0).
@@ -71,10 +71,10 @@ type Lane struct {
 }
 
 // countsAttempts reports whether recording e leaves the lane's logical model call going: a
-// failed or aborted assistant message (the call failed, the conversation waits for the same
-// answer) or a compaction summary (the same conversation, shorter).
+// failed or aborted assistant message (the call failed; the conversation, which providers are
+// sent without it, waits for the same answer).
 func countsAttempts(e *Entry) bool {
-	return e.Compaction != nil || e.Message.Role == llm.RoleAssistant && e.Message.Failed()
+	return e.Message.Role == llm.RoleAssistant && e.Message.Failed()
 }
 
 // State is a session reduced from its records. It is rebuilt on open and kept current by every
