@@ -300,10 +300,14 @@ func (r *run) modelCall(turn int) (*llm.Message, error) {
 	msgID := cfg.NewID()
 	intent := Intent{ID: cfg.NewID(), Kind: IntentModelCall, Turn: turn, Reserved: []string{msgID}}
 	if err := r.intend(intent); err != nil {
+		if gu, ok := errors.AsType[*GaveUpError](err); ok {
+			return nil, &ModelError{Turn: turn, Err: gu.ModelError()}
+		}
 		return nil, err
 	}
+	ctx, recErr := r.attempts(intent.ID)
 	started := false
-	msg := cfg.Model.Stream(r.ctx, req, func(ev llm.Event) {
+	msg := cfg.Model.Stream(ctx, req, func(ev llm.Event) {
 		if !started && ev.Type != llm.EventDone && ev.Type != llm.EventError {
 			started = true
 			cfg.Observe(Event{Type: EventMessageStart, Turn: turn, Message: &llm.Message{Role: llm.RoleAssistant}})
@@ -313,6 +317,10 @@ func (r *run) modelCall(turn int) (*llm.Message, error) {
 		}
 		cfg.Observe(Event{Type: EventMessageUpdate, Turn: turn, LLM: &ev})
 	})
+	if *recErr != nil {
+		// A retry could not be recorded, so it was not sent; the recorder's fault ends the run.
+		return nil, &RecordError{Err: *recErr}
+	}
 	if msg == nil { // a broken adapter; the contract says this never happens
 		msg = llm.Fail(&llm.Message{}, &llm.Error{Kind: llm.KindProtocol, Message: "model returned no message"})
 	}
@@ -339,6 +347,30 @@ func (r *run) modelCall(turn int) (*llm.Message, error) {
 		r.context = append(r.context, *msg)
 	}
 	return msg, nil
+}
+
+// attempts returns the run's context carrying the recorder's attempt numbering for the model
+// call announced by intent (see [AttemptRecorder]), and where a failure to record an attempt
+// is kept. Without the capability the context is the run's.
+func (r *run) attempts(intent string) (context.Context, *error) {
+	var recErr error
+	ar := attemptRecorder(r.cfg.Recorder)
+	if ar == nil {
+		return r.ctx, &recErr
+	}
+	return llm.WithAttempts(r.ctx, func(ctx context.Context, try int) (int, int, error) {
+		n, limit, err := ar.Attempt(ctx, intent, try)
+		if err != nil {
+			if _, gaveUp := errors.AsType[*GaveUpError](err); !gaveUp {
+				recErr = err
+			}
+			return 0, 0, err
+		}
+		if try > 1 {
+			r.written(Write{Kind: WriteAttempt, Intent: intent, IntentKind: IntentModelCall})
+		}
+		return n, limit, nil
+	}), &recErr
 }
 
 func specs(s *tool.Set) []llm.ToolSpec {

@@ -7,6 +7,11 @@
 //   - Every effect is recorded through the [Recorder] before it happens: an [Intent] naming the
 //     ids its result will carry, then a [Settlement] with exactly those ids. A recorder error
 //     stops the run at once; no effect starts after a failed intent.
+//   - Every request to the model is preceded by a durable record: the model call's intent for
+//     its first attempt, and, when the Recorder is an [AttemptRecorder], an attempt record for
+//     each retry the model's retry decorator makes ([llm.WithAttempts]). Such a recorder numbers
+//     attempts over processes; a call it reports given up ([GaveUpError]) is not sent and the
+//     run ends with a *[ModelError].
 //   - Every tool call of an assistant message gets exactly one result, in source order, whatever
 //     happens: unknown tool, invalid arguments, a message cut by the output token limit (whose
 //     calls are never executed), a tool error or panic, or cancellation.

@@ -20,7 +20,7 @@ const (
 	EventToolEnd       EventType = "tool_end"
 	EventTurnEnd       EventType = "turn_end"
 	EventAgentEnd      EventType = "agent_end"
-	// EventSessionWrite follows every intent and settlement the Recorder made durable, with
+	// EventSessionWrite follows every intent, attempt and settlement the Recorder made durable, with
 	// Write saying what was written.
 	EventSessionWrite EventType = "session_write"
 )
@@ -53,15 +53,18 @@ type WriteKind string
 const (
 	WriteIntent     WriteKind = "intent"
 	WriteSettlement WriteKind = "settlement"
+	// WriteAttempt: a retry of a model call, recorded before it is sent ([AttemptRecorder]).
+	WriteAttempt WriteKind = "attempt"
 )
 
 // Write describes one durable Recorder call, for a session_write event.
 type Write struct {
 	Kind WriteKind
-	// Intent is the intent's id: the intent written, or the intent a settlement settles ("" for
-	// a settlement of no intent: a prompt, a queued message, a result decided in preflight).
+	// Intent is the intent's id: the intent written (or retried, for an attempt), or the intent
+	// a settlement settles ("" for a settlement of no intent: a prompt, a queued message, a
+	// result decided in preflight).
 	Intent string
-	// IntentKind is the kind of a written intent.
+	// IntentKind is the kind of a written intent (model_call for an attempt).
 	IntentKind IntentKind
 	// Entries are the ids of a settlement's entries, in order (none for a settlement that
 	// closes its intent without a result).

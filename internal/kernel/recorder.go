@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/reinhq/rein/internal/llm"
@@ -88,4 +89,74 @@ func (m *Memory) Head() (int64, string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return int64(len(m.records)), ""
+}
+
+// AttemptRecorder is an optional capability of a [Recorder] (looked up through Unwrap()
+// Recorder like [Positioner]): it numbers the attempts of a model call durably, across the
+// retries of one process and across processes (a session ledger). The kernel hands it to the
+// model's retry decorator ([llm.WithAttempts]), so every request is preceded by a durable
+// record: the intent for the first attempt, an attempt record for each retry. Without one,
+// retries are counted in memory by the retry policy alone.
+type AttemptRecorder interface {
+	// Attempt is called before try (1, 2…) of the model call announced by intent is sent. Try 1
+	// is announced by the intent itself; every later try is recorded durably before Attempt
+	// returns. It returns the attempt's number within the logical call — every attempt at
+	// answering the same context, whatever process made it — and the call's attempt limit
+	// (the retry policy recorded when the call started). When no attempt is left it records
+	// nothing and returns a *GaveUpError.
+	Attempt(ctx context.Context, intent string, try int) (attempt, maxAttempts int, err error)
+}
+
+// GaveUpError is returned by a Recorder (Intend for a model call, or Attempt) when the model
+// call it would announce has used every attempt of the retry policy recorded when it started:
+// nothing was recorded and nothing may be sent. The run ends with a *ModelError (see
+// [GaveUpError.ModelError]); only a new prompt starts a new call.
+type GaveUpError struct {
+	Attempts    int
+	MaxAttempts int
+	// Last is the error the call's last attempt ended with, when one was recorded.
+	Last *llm.Error
+}
+
+func (e *GaveUpError) Error() string {
+	last := ""
+	if e.Last != nil {
+		last = e.Last.Error()
+	}
+	return e.text(last)
+}
+
+func (e *GaveUpError) text(last string) string {
+	s := fmt.Sprintf("the model call gave up after %d attempts (its retry policy allows %d) and is not sent again", e.Attempts, e.MaxAttempts)
+	if last != "" {
+		s += "; last error: " + last
+	}
+	return s + "; give a new prompt to go on"
+}
+
+// ModelError is the provider error a run that met e ends with: the last attempt's kind and
+// status (network when none was recorded), not retryable, with e's explanation.
+func (e *GaveUpError) ModelError() *llm.Error {
+	if e.Last == nil {
+		return &llm.Error{Kind: llm.KindNetwork, Message: e.text("")}
+	}
+	return &llm.Error{Kind: e.Last.Kind, Status: e.Last.Status, Message: e.text(e.Last.Message)}
+}
+
+// attemptRecorder returns the recorder's AttemptRecorder, looking through wrappers; nil when
+// none has the capability.
+func attemptRecorder(rec Recorder) AttemptRecorder {
+	for range 16 { // a bound against a wrapper that unwraps to itself
+		if a, ok := rec.(AttemptRecorder); ok {
+			return a
+		}
+		u, ok := rec.(interface{ Unwrap() Recorder })
+		if !ok {
+			return nil
+		}
+		if rec = u.Unwrap(); rec == nil {
+			return nil
+		}
+	}
+	return nil
 }

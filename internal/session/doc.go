@@ -26,11 +26,23 @@
 //   - a tool call is re-run only if it was declared replay-safe when it started and its tool
 //     is still declared safe now; otherwise it gets a synthetic "interrupted" result the model
 //     sees; a cancelled call gets an "aborted" result and is never re-run;
-//   - a model call is closed as abandoned and retried by the next run, under the retry policy
-//     recorded in its intent; once that policy's attempts are used up it is settled with a
+//   - a model call is closed as abandoned and retried by the next run while its logical call
+//     has attempts left (see Attempts below); at its last attempt it is settled with a
 //     synthetic error message.
 //
 // Recovery writes one record per open intent, so running it twice is the same as once.
+//
+// Attempts. Every request to the model is preceded by a durable record: a model-call intent
+// for the first attempt a process makes, an attempt record ([Session.Attempt],
+// kernel.AttemptRecorder) for each retry within the process, written after the backoff wait
+// and before the request. A logical call is every attempt at answering the same context: its
+// count runs from the first model-call intent after the lane's last entry that changed the
+// context (a user message or compaction summary, an answer, a tool result) — a failed or
+// aborted answer, a crash and a recovery do not end it — whatever process made the attempts. Its
+// limit is the retry policy recorded by its first intent (Options.Retry then; a later process's
+// policy does not change it). Once the limit is reached the call stays given up: Intend
+// refuses another model-call intent with a *kernel.GaveUpError and [Session.GaveUp] reports
+// it, until a new entry (a new prompt) starts a new call.
 //
 // Cancel ([Session.Cancel]) records a durable cancel record for the lane's open intents
 // before the caller signals anything.

@@ -140,8 +140,9 @@ func (goldenReplayer) Replay(_ context.Context, call *llm.ToolCall) llm.Message 
 
 // writeRecovery covers a crash with every kind of open intent: a cancelled call (aborted), a
 // safe call (replayed), an unsafe one (interrupted), a call never announced (not started), a
-// compaction (abandoned), a model call retried, then one given up and one cancelled; and a
-// torn tail repaired on open.
+// compaction (abandoned), a model call retried, then retried in process (an attempt record)
+// and given up, a new prompt's call retried and then cancelled; and a torn tail repaired on
+// open.
 func writeRecovery(t *testing.T, dir string) {
 	ctx := context.Background()
 	sopts := session.Options{Ledger: goldenOptions(), Retry: session.RetryPolicy{MaxAttempts: 2}}
@@ -166,17 +167,28 @@ func writeRecovery(t *testing.T, dir string) {
 	must(t, err)
 	_, err = s.Recover(ctx, goldenReplayer{})
 	must(t, err)
-	// The retried call is interrupted again (its first attempt since the not-started result),
-	// then at its last attempt: recovery retries, then gives up.
-	for _, id := range []string{"3", "4"} {
-		must(t, s.BeginRun())
-		must(t, s.Intend(ctx, kernel.Intent{ID: "i-m" + id, Kind: kernel.IntentModelCall, Turn: 2, Reserved: []string{"a" + id}}))
-		_, err = s.Recover(ctx, goldenReplayer{})
-		must(t, err)
-	}
-	// A cancelled model call is closed as aborted.
+	// The retried call (its first attempt since the not-started results changed the context)
+	// is retried once in process — an attempt record — and interrupted at that last attempt:
+	// recovery gives up, and the call stays given up.
 	must(t, s.BeginRun())
-	must(t, s.Intend(ctx, kernel.Intent{ID: "i-m5", Kind: kernel.IntentModelCall, Turn: 3, Reserved: []string{"a5"}}))
+	must(t, s.Intend(ctx, kernel.Intent{ID: "i-m3", Kind: kernel.IntentModelCall, Turn: 2, Reserved: []string{"a3"}}))
+	if n, limit, err := s.Attempt(ctx, "i-m3", 2); err != nil || n != 2 || limit != 2 {
+		t.Fatalf("attempt 2 of i-m3: %d of %d, %v", n, limit, err)
+	}
+	_, err = s.Recover(ctx, goldenReplayer{})
+	must(t, err)
+	if err := s.Intend(ctx, kernel.Intent{ID: "i-mx", Kind: kernel.IntentModelCall, Turn: 2, Reserved: []string{"ax"}}); err == nil {
+		t.Fatal("a given-up model call was announced again")
+	}
+	// A new prompt starts a new call: interrupted at its first attempt, it is retried.
+	must(t, s.BeginRun())
+	must(t, s.Settle(ctx, kernel.Settlement{Entries: []kernel.Entry{{ID: "u2", Message: llm.UserText("Try again.")}}}))
+	must(t, s.Intend(ctx, kernel.Intent{ID: "i-m4", Kind: kernel.IntentModelCall, Turn: 1, Reserved: []string{"a4"}}))
+	_, err = s.Recover(ctx, goldenReplayer{})
+	must(t, err)
+	// A cancelled model call (its second attempt) is closed as aborted.
+	must(t, s.BeginRun())
+	must(t, s.Intend(ctx, kernel.Intent{ID: "i-m5", Kind: kernel.IntentModelCall, Turn: 1, Reserved: []string{"a5"}}))
 	must(t, s.Cancel(""))
 	_, err = s.Recover(ctx, goldenReplayer{})
 	must(t, err)

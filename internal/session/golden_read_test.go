@@ -37,6 +37,7 @@ type intentView struct {
 	Replay       tool.Replay
 	Attempt      int
 	Retry        *session.RetryPolicy
+	LastAttempt  int
 	Materialized map[string]bool
 	Closed       string
 	Cancelled    bool
@@ -65,6 +66,10 @@ type (
 		Action string     `json:"action"`
 		Reason string     `json:"reason,omitempty"`
 		Usage  *llm.Usage `json:"usage,omitempty"`
+	}
+	attemptRecord struct {
+		Intent  string `json:"intent"`
+		Attempt int    `json:"attempt"`
 	}
 	cancelRecord struct {
 		Lane    string   `json:"lane"`
@@ -121,7 +126,7 @@ func readGolden(t *testing.T, name string) (stateView, []auditRecord) {
 	}
 	for _, in := range st.Intents {
 		v.Intents = append(v.Intents, intentView{ID: in.ID, Lane: in.Lane, Seq: in.Seq, Kind: in.Kind, Turn: in.Turn, Reserved: in.Reserved,
-			Call: in.Call, Index: in.Index, Replay: in.Replay, Attempt: in.Attempt, Retry: in.Retry, Materialized: in.Materialized,
+			Call: in.Call, Index: in.Index, Replay: in.Replay, Attempt: in.Attempt, Retry: in.Retry, LastAttempt: in.LastAttempt, Materialized: in.Materialized,
 			Closed: in.Closed, Cancelled: in.Cancelled})
 	}
 	sort.Slice(v.Intents, func(i, j int) bool { return v.Intents[i].Seq < v.Intents[j].Seq })
@@ -154,6 +159,8 @@ func auditRecords(t *testing.T, dir string) []auditRecord {
 			body = &closedRecord{}
 		case session.KindCancel:
 			body = &cancelRecord{}
+		case session.KindAttempt:
+			body = &attemptRecord{}
 		case ledger.KindRecovery:
 			body = &ledger.Recovery{}
 		default:

@@ -15,8 +15,8 @@ import (
 // a format change (a renamed tag in llm or session, a new field) is made on purpose, here and
 // in the golden files, and comes with a FormatVersion bump unless old files read the same.
 var goldenDigests = map[string]string{
-	"conversation": "64b78fff630d7564b23b0c359ce9da5e990d30c14d7a89b351318891ad61c851",
-	"recovery":     "935a40538837f012cdc183f30689aa1642c0e06dddafb4f9fb156df2e9adcabf",
+	"conversation": "c33914219a3dc6c1f29e02d94d522899f8f88366ec0fa5add2bc359de811787a",
+	"recovery":     "b50a1ddfba0dd62f3b879dd0033a3d3b0fd0d1059f81843b1b9e150529060142",
 	"fork":         "f176784dc5187e0dc0ddd38fdd4b861ad4d95951903d6167f95ecd0463a99d5a",
 }
 

@@ -11,13 +11,14 @@ const FormatVersion = 1
 
 // Record kinds written by this package.
 const (
-	KindEntry  = "entry"  // a tree entry; id = entry id, parent = tree parent
-	KindIntent = "intent" // an effect about to start; id = intent id
-	KindClosed = "closed" // an intent closed without materializing its entry
-	KindCancel = "cancel" // durable cancellation of a lane's open intents
-	KindRun    = "run"    // a run started or ended in a lane
-	KindFact   = "fact"   // a global fact
-	KindLane   = "lane"   // a lane's leaf moved by navigation
+	KindEntry   = "entry"   // a tree entry; id = entry id, parent = tree parent
+	KindIntent  = "intent"  // an effect about to start; id = intent id
+	KindAttempt = "attempt" // a retry of an open model-call intent, about to be sent
+	KindClosed  = "closed"  // an intent closed without materializing its entry
+	KindCancel  = "cancel"  // durable cancellation of a lane's open intents
+	KindRun     = "run"     // a run started or ended in a lane
+	KindFact    = "fact"    // a global fact
+	KindLane    = "lane"    // a lane's leaf moved by navigation
 )
 
 // MainLane is the lane every session has.
@@ -65,10 +66,18 @@ type intentBody struct {
 	CallBlob string      `json:"callBlob,omitempty"`
 	Index    int         `json:"index,omitempty"`
 	Replay   tool.Replay `json:"replay,omitempty"`
-	// Attempt numbers the model calls of one turn (1 for the first); Retry is the policy in
-	// force when it started.
+	// Attempt numbers a model call's first attempt within its logical call (1 when nothing was
+	// tried before for the same context); Retry is the policy governing the logical call, the
+	// one in force when its first attempt started.
 	Attempt int          `json:"attempt,omitempty"`
 	Retry   *RetryPolicy `json:"retry,omitempty"`
+}
+
+// attemptBody records that another attempt of an open model-call intent is about to be sent
+// (a retry within one process); Attempt is its number within the logical call.
+type attemptBody struct {
+	Intent  string `json:"intent"`
+	Attempt int    `json:"attempt"`
 }
 
 // Close actions.

@@ -24,7 +24,7 @@ const (
 	Interrupted = "interrupted" // a tool call got a synthetic "interrupted" result
 	Aborted     = "aborted"     // a cancelled call got an "aborted" result
 	Retry       = "retry"       // a model call was abandoned; the next run retries it
-	GaveUp      = "gave-up"     // a model call ran out of attempts: synthetic error message
+	GaveUp      = "gave-up"     // a model call's last attempt was interrupted: synthetic error message; it stays given up
 	RunClosed   = "run-closed"  // an open run was ended as interrupted
 	NotStarted  = "not-started" // a call that never started got a result saying so
 )
@@ -52,6 +52,9 @@ const InterruptedText = "Tool call %q was interrupted: rein stopped before its r
 
 // NotStartedText is the result of a call that rein stopped before starting.
 const NotStartedText = "Tool call %q was not executed: rein stopped before starting it. Issue it again if it is still needed."
+
+// GaveUpText is the error of a model call whose last allowed attempt a crash interrupted.
+const GaveUpText = "the model call was interrupted at its last attempt (%d attempts made; its retry policy allows %d)"
 
 // AbortedText is the result a cancelled tool call gets.
 const AbortedText = "Tool call %q was aborted by the user before its result was recorded."
@@ -83,23 +86,20 @@ func (s *Session) Recover(ctx context.Context, rp Replayer) ([]Action, error) {
 			err = s.append(ledger.Entry{Kind: KindClosed, Body: closedBody{Intent: in.ID, Action: ActionAbandoned,
 				Reason: "interrupted; the context is compacted again when it next needs to be"}})
 		case kernel.IntentModelCall:
-			maxAttempts := 1
-			if in.Retry != nil {
-				maxAttempts = in.Retry.MaxAttempts
-			}
+			attempts, maxAttempts := s.st.attempts(in)
 			switch {
 			case in.Cancelled:
 				a.Action = Aborted
 				m := llm.Fail(&llm.Message{}, &llm.Error{Kind: llm.KindAborted, Message: "the model call was aborted by the user"})
 				err = s.addEntry(in.Reserved[0], in.ID, *m, entryExtra{})
-			case in.Attempt < maxAttempts:
+			case attempts < maxAttempts:
 				a.Action = Retry
 				err = s.append(ledger.Entry{Kind: KindClosed, Body: closedBody{Intent: in.ID, Action: ActionRetry,
-					Reason: fmt.Sprintf("interrupted at attempt %d of %d", in.Attempt, maxAttempts)}})
+					Reason: fmt.Sprintf("interrupted at attempt %d of %d", attempts, maxAttempts)}})
 			default:
 				a.Action = GaveUp
 				m := llm.Fail(&llm.Message{}, &llm.Error{Kind: llm.KindNetwork,
-					Message: fmt.Sprintf("the model call was interrupted %d times (its retry policy allows %d attempts)", in.Attempt, maxAttempts)})
+					Message: fmt.Sprintf(GaveUpText, attempts, maxAttempts)})
 				err = s.addEntry(in.Reserved[0], in.ID, *m, entryExtra{})
 			}
 		}
@@ -132,6 +132,19 @@ func (s *Session) Recover(ctx context.Context, rp Replayer) ([]Action, error) {
 		done = append(done, Action{Action: RunClosed})
 	}
 	return done, nil
+}
+
+// attempts returns how many attempts the logical call of the open model-call intent in has
+// made, counted from the ledger (in and its attempt records included), and its limit: the
+// policy recorded with in (the call's, as its first attempt recorded it). Ledgers where
+// entries were recorded in the lane while in was open count from in's own numbers.
+func (st *State) attempts(in *Intent) (attempts, maxAttempts int) {
+	l := st.lane(in.Lane)
+	attempts, maxAttempts = max(l.Attempts, in.LastAttempt), l.Policy
+	if in.Retry != nil {
+		maxAttempts = in.Retry.MaxAttempts
+	}
+	return attempts, max(1, maxAttempts)
 }
 
 // Pending reports whether the lane's conversation waits for a model turn: it ends with a user

@@ -330,7 +330,11 @@ func (s *Session) Fact(key string) string {
 }
 
 // Intend implements kernel.Recorder: the intent is fsynced before it returns. A model-call
-// intent is a turn boundary: deferred writes are applied first.
+// intent is a turn boundary: deferred writes are applied first. It is also the first attempt
+// of this process at the lane's logical model call (see [Session.Attempt]): it records the
+// attempt's number, counted from the ledger, and the call's policy — the one recorded by the
+// call's first attempt, Options.Retry for a new call. When the call has used that policy's
+// attempts, nothing is written and the error is a *kernel.GaveUpError.
 func (s *Session) Intend(_ context.Context, in kernel.Intent) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -349,15 +353,71 @@ func (s *Session) Intend(_ context.Context, in kernel.Intent) error {
 		}
 	}
 	if in.Kind == kernel.IntentModelCall {
+		l := s.st.lane(s.lane)
+		limit := l.Policy
+		if l.Attempts == 0 {
+			limit = max(1, s.opts.Retry.MaxAttempts)
+		}
+		if l.Attempts >= limit {
+			return s.gaveUpLocked()
+		}
 		s.inTurn = false
 		if err := s.flushLocked(); err != nil {
 			return err
 		}
 		s.inTurn = true
-		b.Attempt = s.st.lane(s.lane).Abandoned + 1
-		b.Retry = &RetryPolicy{MaxAttempts: max(1, s.opts.Retry.MaxAttempts)}
+		b.Attempt = l.Attempts + 1
+		b.Retry = &RetryPolicy{MaxAttempts: limit}
 	}
 	return s.append(ledger.Entry{Kind: KindIntent, ID: in.ID, Body: b})
+}
+
+// Attempt implements kernel.AttemptRecorder for the open model-call intent: try 1 is the
+// intent itself; every later try is recorded (an attempt record, fsynced) before Attempt
+// returns. Attempts are numbered within the lane's logical call, over every process that
+// worked on it; once the call's recorded policy is used up nothing is written and the error is
+// a *kernel.GaveUpError.
+func (s *Session) Attempt(_ context.Context, intent string, try int) (attempt, maxAttempts int, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in := s.st.Intents[intent]
+	if in == nil || in.Kind != kernel.IntentModelCall || !in.Open() || in.Lane != s.lane {
+		return 0, 0, fmt.Errorf("%w: attempt of intent %s, which is not an open model call of lane %q", ErrInvalidRecord, intent, s.lane)
+	}
+	l := s.st.lane(s.lane)
+	if try <= 1 {
+		return l.Attempts, l.Policy, nil
+	}
+	if l.Attempts >= l.Policy {
+		return 0, 0, s.gaveUpLocked()
+	}
+	if err := s.append(ledger.Entry{Kind: KindAttempt, Body: attemptBody{Intent: intent, Attempt: l.Attempts + 1}}); err != nil {
+		return 0, 0, err
+	}
+	return l.Attempts, l.Policy, nil
+}
+
+// GaveUp returns a *kernel.GaveUpError when the lane waits for a model call that has used
+// every attempt of its recorded retry policy (nil otherwise): a continuation does not send it
+// again; a new prompt starts a new call.
+func (s *Session) GaveUp() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.st.lane(s.lane)
+	if l.Attempts == 0 || l.Attempts < l.Policy || len(s.st.openIntents(s.lane)) > 0 {
+		return nil
+	}
+	return s.gaveUpLocked()
+}
+
+// gaveUpLocked describes the lane's given-up call, with the error its last attempt ended with.
+func (s *Session) gaveUpLocked() error {
+	l := s.st.lane(s.lane)
+	e := &kernel.GaveUpError{Attempts: l.Attempts, MaxAttempts: l.Policy}
+	if leaf := s.st.Entries[l.Leaf]; leaf != nil && leaf.Message.Role == llm.RoleAssistant && leaf.Message.Failed() {
+		e.Last = leaf.Message.Err
+	}
+	return e
 }
 
 // Settle implements kernel.Recorder: every entry is fsynced before it returns.

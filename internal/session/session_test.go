@@ -271,13 +271,26 @@ func TestModelCallRetriedUnderRecordedPolicyThenGivesUp(t *testing.T) {
 	}
 	ctx := s.Context()
 	last := ctx[len(ctx)-1]
-	if !last.Failed() || !strings.Contains(last.Err.Message, "interrupted 2 times") {
+	if !last.Failed() || !strings.Contains(last.Err.Message, "2 attempts made; its retry policy allows 2") {
 		t.Errorf("last message %+v, want the synthetic give-up error", last)
 	}
-	if !s.Pending() {
-		t.Error("after giving up, the conversation still waits for the model")
-	}
+	// It stays given up, also after a reopen: no third attempt is announced.
 	s.Close()
+	s, _, err = session.Open(dir, session.Options{Retry: session.RetryPolicy{MaxAttempts: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, ok := errors.AsType[*kernel.GaveUpError](s.GaveUp()); !ok {
+		t.Errorf("GaveUp() = %v after reopening, want a GaveUpError", s.GaveUp())
+	}
+	err = s.Intend(context.Background(), kernel.Intent{ID: "again", Kind: kernel.IntentModelCall, Reserved: []string{"a-again"}})
+	if gu, ok := errors.AsType[*kernel.GaveUpError](err); !ok || gu.Attempts != 2 || gu.Last == nil {
+		t.Errorf("a third attempt was not refused: %v", err)
+	}
+	if s.Has("again") {
+		t.Error("the refused intent was recorded")
+	}
 }
 
 func TestCancelIsDurableAndClosesAsAborted(t *testing.T) {

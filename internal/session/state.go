@@ -34,6 +34,9 @@ type Intent struct {
 	Materialized map[string]bool
 	Closed       string // the close action, if closed without its entry
 	Cancelled    bool
+	// LastAttempt is the number of a model call's latest attempt: its Attempt, or the
+	// attempt record written for its last retry.
+	LastAttempt int
 }
 
 // Open reports whether the intent still waits for its settlement.
@@ -56,8 +59,22 @@ type Lane struct {
 	Leaf string
 	// RunOpen says a run started and has not ended.
 	RunOpen bool
-	// Abandoned counts the model calls closed for retry since the lane's last entry.
-	Abandoned int
+	// Attempts counts the attempts of the lane's current logical model call: every model-call
+	// intent and attempt record since the last entry that changed the context the model
+	// answers (a user message — a compaction summary included —, an answer, a tool result). A
+	// failed or aborted assistant message does not end the logical call: the next attempt
+	// answers the same conversation.
+	Attempts int
+	// Policy is the attempt limit of the current logical call: the retry policy recorded by its
+	// first attempt's intent (0 while Attempts is 0).
+	Policy int
+}
+
+// countsAttempts reports whether recording e leaves the lane's logical model call going: a
+// failed or aborted assistant message (the call failed; the conversation, which providers are
+// sent without it, waits for the same answer).
+func countsAttempts(e *Entry) bool {
+	return e.Message.Role == llm.RoleAssistant && e.Message.Failed()
 }
 
 // State is a session reduced from its records. It is rebuilt on open and kept current by every
@@ -180,7 +197,33 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 		for _, id := range b.Reserved {
 			st.reserved[id] = r.ID
 		}
-		st.Intents[r.ID] = &Intent{ID: r.ID, Seq: r.Seq, intentBody: b, Materialized: map[string]bool{}}
+		st.Intents[r.ID] = &Intent{ID: r.ID, Seq: r.Seq, intentBody: b, Materialized: map[string]bool{}, LastAttempt: b.Attempt}
+		if b.Kind == kernel.IntentModelCall {
+			l := st.lane(b.Lane)
+			if l.Attempts == 0 {
+				l.Policy = 1
+				if b.Retry != nil {
+					l.Policy = max(1, b.Retry.MaxAttempts)
+				}
+			}
+			l.Attempts++
+		}
+		return nil
+	case KindAttempt:
+		var b attemptBody
+		if err := decodeBody(r.Body, &b); err != nil {
+			return violated("attempt body: %v", err)
+		}
+		in := st.Intents[b.Intent]
+		if in == nil || in.Kind != kernel.IntentModelCall || !in.Open() {
+			return violated("attempt %d of intent %s, which is not an open model call", b.Attempt, b.Intent)
+		}
+		l := st.lane(in.Lane)
+		if b.Attempt != l.Attempts+1 {
+			return violated("attempt %d of intent %s follows %d attempts of its call", b.Attempt, b.Intent, l.Attempts)
+		}
+		l.Attempts++
+		in.LastAttempt = b.Attempt
 		return nil
 	case KindClosed:
 		var b closedBody
@@ -194,9 +237,6 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 		in.Closed = b.Action
 		if b.Usage != nil {
 			st.Usage.Add(*b.Usage)
-		}
-		if in.Kind == kernel.IntentModelCall && b.Action == ActionRetry {
-			st.lane(in.Lane).Abandoned++
 		}
 		return nil
 	case KindCancel:
@@ -310,7 +350,9 @@ func (st *State) addEntry(e *Entry) error {
 		in.Materialized[e.ID] = true
 	}
 	l := st.lane(e.Lane)
-	l.Abandoned = 0
+	if !countsAttempts(e) {
+		l.Attempts, l.Policy = 0, 0
+	}
 	if c := e.Compaction; c != nil {
 		if e.Message.Role != llm.RoleUser {
 			return violated("compaction entry %s is not a user message", e.ID)

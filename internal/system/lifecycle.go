@@ -67,11 +67,19 @@ func (rt *Runtime) recover(ctx context.Context) error {
 
 // Begin opens one run of the session for prompt (nil: continue the pending work) and returns
 // the function that runs it and ends it with its status. Nothing of the run happens before
-// Begin returns; an error means no run was opened.
+// Begin returns; an error means no run was opened. Continuing a session whose pending model
+// call gave up (see session.Session.GaveUp) is refused with that call's *llm.Error.
 func (rt *Runtime) Begin(prompt *llm.Message) (func(context.Context) (*kernel.Outcome, error), error) {
 	s := rt.Session
-	if prompt == nil && s != nil && !s.Pending() {
-		return nil, fmt.Errorf("%w: session %s has nothing pending; give a prompt", ErrNothingPending, s.ID())
+	if prompt == nil && s != nil {
+		// A model call that used its recorded attempts stays given up: continuing reports it
+		// (the provider's error, exit 3) and sends nothing.
+		if gu, ok := errors.AsType[*kernel.GaveUpError](s.GaveUp()); ok {
+			return nil, fmt.Errorf("session %s: %w", s.ID(), gu.ModelError())
+		}
+		if !s.Pending() {
+			return nil, fmt.Errorf("%w: session %s has nothing pending; give a prompt", ErrNothingPending, s.ID())
+		}
 	}
 	if s != nil {
 		if err := s.BeginRun(); err != nil {

@@ -131,7 +131,7 @@ type Compaction struct {
 type Write struct {
 	// Seq is the session ledger's sequence number after the write (0 without a session).
 	Seq  int64  `json:"seq,omitempty"`
-	Kind string `json:"kind"` // intent or settlement
+	Kind string `json:"kind"` // intent, attempt (a model call's retry) or settlement
 	// Intent is the intent written or settled; IntentKind (intents) is model_call, tool_call
 	// or compaction.
 	Intent     string `json:"intent,omitempty"`
