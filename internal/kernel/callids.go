@@ -108,17 +108,6 @@ func isIDByte(b byte) bool {
 
 // recordedCallIDs returns the recorder's CallIDs, looking through wrappers; nil when none has it.
 func recordedCallIDs(rec Recorder) CallIDs {
-	for range 16 { // a bound against a wrapper that unwraps to itself
-		if c, ok := rec.(CallIDs); ok {
-			return c
-		}
-		u, ok := rec.(interface{ Unwrap() Recorder })
-		if !ok {
-			return nil
-		}
-		if rec = u.Unwrap(); rec == nil {
-			return nil
-		}
-	}
-	return nil
+	c, _ := capability[CallIDs](rec)
+	return c
 }

@@ -85,20 +85,30 @@ type Positioner interface {
 // position returns the recorder's position, looking through wrappers; 0 when none reports
 // one.
 func position(rec Recorder) int64 {
+	if p, ok := capability[Positioner](rec); ok {
+		seq, _ := p.Head()
+		return seq
+	}
+	return 0
+}
+
+// capability finds an optional capability T of a recorder, looking through wrappers that
+// implement Unwrap() Recorder (telemetry, test probes) so none of them has to forward it.
+func capability[T any](rec Recorder) (T, bool) {
+	var zero T
 	for range 16 { // a bound against a wrapper that unwraps to itself
-		if p, ok := rec.(Positioner); ok {
-			seq, _ := p.Head()
-			return seq
+		if c, ok := rec.(T); ok {
+			return c, true
 		}
 		u, ok := rec.(interface{ Unwrap() Recorder })
 		if !ok {
-			return 0
+			return zero, false
 		}
 		if rec = u.Unwrap(); rec == nil {
-			return 0
+			return zero, false
 		}
 	}
-	return 0
+	return zero, false
 }
 
 // written emits the session_write event of a successful Recorder call.

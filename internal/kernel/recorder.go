@@ -146,17 +146,6 @@ func (e *GaveUpError) ModelError() *llm.Error {
 // attemptRecorder returns the recorder's AttemptRecorder, looking through wrappers; nil when
 // none has the capability.
 func attemptRecorder(rec Recorder) AttemptRecorder {
-	for range 16 { // a bound against a wrapper that unwraps to itself
-		if a, ok := rec.(AttemptRecorder); ok {
-			return a
-		}
-		u, ok := rec.(interface{ Unwrap() Recorder })
-		if !ok {
-			return nil
-		}
-		if rec = u.Unwrap(); rec == nil {
-			return nil
-		}
-	}
-	return nil
+	a, _ := capability[AttemptRecorder](rec)
+	return a
 }
