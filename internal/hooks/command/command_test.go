@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/internal/hooks"
 	"github.com/reinhq/rein/internal/hooks/command"
@@ -310,13 +311,19 @@ wait
 		t.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-	// The group was sent SIGKILL before Run returned; a zombie may linger until reaped, so
-	// look at its state rather than just its existence.
-	if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(stat), ") Z") {
-		if syscall.Kill(pid, 0) == nil {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Errorf("the hook's background child %d survived the timeout", pid)
+	// The group was sent SIGKILL before Run returned. The kernel delivers it asynchronously,
+	// so wait (bounded) until the child is gone or a zombie awaiting its reaper.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(stat), ") Z") {
+			return
 		}
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the hook's background child %d survived the timeout", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
