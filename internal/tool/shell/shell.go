@@ -243,7 +243,10 @@ func (b *Bash) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 			trailer = fmt.Sprintf("Command exited with code %d", code)
 		}
 	}
-	if len(pr.Ended) > 0 {
+	// A timed-out or aborted command had its whole group killed already; what the sweep finds
+	// still dying is no news (and racy to report), so the note is for commands that ended on
+	// their own.
+	if len(pr.Ended) > 0 && pr.Outcome != proc.TimedOut && pr.Outcome != proc.Canceled {
 		text = appendNote(text, endedNotice(pr.Ended))
 	}
 	res := tool.Result{Details: d}
