@@ -127,4 +127,4 @@ func TestGuardNamed(t *testing.T) {
 type guardFunc func(rel string, named bool)
 
 func (f guardFunc) Read(rel string, named bool, _ uint64) error { f(rel, named); return nil }
-func (f guardFunc) Write(rel string, named bool) error         { f(rel, named); return nil }
+func (f guardFunc) Write(rel string, named bool) error          { f(rel, named); return nil }
