@@ -27,9 +27,11 @@ type inode struct{ dev, ino uint64 }
 // readMasks lists the absolute paths a sandbox must mask so that no command reads what the
 // read rules deny or ask for (nobody can be asked inside the sandbox): every file or
 // directory in the workspace they cover (a directory is masked whole), every symbolic link
-// they cover or whose target they cover (the sandbox masks the target), and every other hard
-// link of a file they cover. The walk does not follow links and skips .git directories;
-// past [MaxMaskWalk] entries or [MaxMasks] paths it fails, naming what to do.
+// they cover or whose target they cover (the sandbox masks the target), every other hard
+// link of a file they cover, and every hard-linked file with a name the walk did not find
+// (a link to a file outside the workspace, or in .git: its other names are unknown, and the
+// file tools refuse it for the same reason). The walk does not follow links and skips .git
+// directories; past [MaxMaskWalk] entries or [MaxMasks] paths it fails, naming what to do.
 func readMasks(pol *policy.Policy, dir string) ([]string, error) {
 	denied := func(p string) bool {
 		v := pol.DecidePath(policy.OpRead, p).Verdict
@@ -38,6 +40,8 @@ func readMasks(pol *policy.Policy, dir string) ([]string, error) {
 	var masks []string
 	deniedFiles := map[inode]bool{}
 	linked := map[string]inode{} // hard-linked files not covered themselves
+	names := map[inode]uint64{}  // names of each hard-linked file found by the walk
+	links := map[inode]uint64{}  // its link count
 	walked := 0
 	var under string // the masked directory being walked (for the inodes of its files)
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -78,15 +82,23 @@ func readMasks(pol *policy.Policy, dir string) ([]string, error) {
 				return nil
 			}
 			st, ok := fi.Sys().(*syscall.Stat_t)
+			if !ok {
+				return fmt.Errorf("%s: no inode information", p)
+			}
+			id := inode{uint64(st.Dev), st.Ino}
 			covered := inMasked || denied(rel)
-			if covered && ok {
-				deniedFiles[inode{uint64(st.Dev), st.Ino}] = true
+			if covered {
+				deniedFiles[id] = true
+			}
+			if st.Nlink > 1 {
+				names[id]++
+				links[id] = uint64(st.Nlink)
 			}
 			switch {
 			case covered && !inMasked:
 				masks = append(masks, p)
-			case !covered && ok && st.Nlink > 1:
-				linked[p] = inode{uint64(st.Dev), st.Ino}
+			case !covered && st.Nlink > 1:
+				linked[p] = id
 			}
 		}
 		if len(masks) > MaxMasks {
@@ -95,7 +107,7 @@ func readMasks(pol *policy.Policy, dir string) ([]string, error) {
 		return nil
 	})
 	for p, id := range linked {
-		if deniedFiles[id] {
+		if deniedFiles[id] || names[id] < links[id] {
 			masks = append(masks, p)
 		}
 	}

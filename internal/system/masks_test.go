@@ -12,8 +12,8 @@ import (
 )
 
 // The masks cover what the read rules deny or ask for: matching files, a matching
-// directory whole, a link whose target is denied, and another hard link of a denied file;
-// .git is not entered.
+// directory whole, a link whose target is denied, another hard link of a denied file and a
+// hard link whose other name lies outside the workspace; .git is not entered.
 func TestReadMasks(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{".env", "a/.env", "secret/x.txt", "secret/y/z.txt", "ok.txt", ".git/.env", "ask.txt"} {
@@ -34,6 +34,13 @@ func TestReadMasks(t *testing.T) {
 	if err := os.Link(filepath.Join(dir, "secret/x.txt"), filepath.Join(dir, "hard2.txt")); err != nil {
 		t.Fatal(err)
 	}
+	outside := filepath.Join(t.TempDir(), "o.txt")
+	if err := os.WriteFile(outside, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(outside, filepath.Join(dir, "out.txt")); err != nil {
+		t.Fatal(err)
+	}
 	pol, err := policy.New(policy.Config{Dir: dir, Rules: policy.Rules{Deny: []string{"read(**/.env)", "read(secret)"}, Ask: []string{"read(ask.txt)"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +55,7 @@ func TestReadMasks(t *testing.T) {
 		got = append(got, r)
 	}
 	slices.Sort(got)
-	want := []string{".env", "a/.env", "a/.env", "ask.txt", "hard.txt", "hard2.txt", "secret"}
+	want := []string{".env", "a/.env", "a/.env", "ask.txt", "hard.txt", "hard2.txt", "out.txt", "secret"}
 	if !slices.Equal(got, want) {
 		t.Errorf("masks = %q, want %q", got, want)
 	}
