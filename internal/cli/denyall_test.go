@@ -23,11 +23,11 @@ func denyWorkspace(t *testing.T) (dir, home string) {
 	t.Helper()
 	dir, home = cleanEnv(t)
 	files := map[string]string{
-		".env":              canary + "-root\n",
-		"a/.env":            "before\n" + canary + "-a\nafter\n",
-		"a/b/.env":          canary + "-b\n",
-		"docs/private/x.md": "private\n",
-		"ok.txt":            "fine " + "public\n",
+		".env":               canary + "-root\n",
+		"a/.env":             "before\n" + canary + "-a\nafter\n",
+		"a/b/.env":           canary + "-b\n",
+		"docs/private/x.md":  "private\n",
+		"ok.txt":             "fine " + "public\n",
 		"home/settings.json": `{"permissions": {"deny": ["read(**/.env)", "write(docs/private/**)"]}}`,
 	}
 	for name, content := range files {
