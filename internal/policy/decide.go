@@ -145,8 +145,8 @@ var pathTools = map[string]struct {
 
 // Decide checks one tool call. args are the call's validated arguments. For bash the
 // command line is analysed ([Policy.DecideCommand]); for the file tools the path
-// ([Policy.DecidePath] plus the tool's own rules); for any other tool only whole-tool rules
-// apply.
+// ([Policy.DecidePath] plus the tool's own rules); for any other tool whole-tool rules, and
+// the read and write path rules for every argument named like a path (see decideOther).
 func (p *Policy) Decide(toolName string, args json.RawMessage) Decision {
 	name := strings.ToLower(toolName)
 	if name == ToolBash {
@@ -158,7 +158,7 @@ func (p *Policy) Decide(toolName string, args json.RawMessage) Decision {
 	}
 	pt, isPath := pathTools[name]
 	if !isPath {
-		return p.decideWhole(name)
+		return p.decideOther(name, string(args))
 	}
 	target, err := stringArg(args, "path", pt.optional)
 	if err != nil {

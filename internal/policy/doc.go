@@ -43,6 +43,12 @@
 // [Policy.DeniesReads] says whether read rules deny or ask for paths, in which case a file
 // with more than one hard link is refused too (its other names are unknown).
 //
+// A tool that is neither bash nor a file tool (contract tools, MCP tools) is judged by its
+// whole-tool rules and by every top-level argument named like a path (path, filePath,
+// paths, target_file, dir, uri…; a string or an array of strings) against the read and
+// write deny and ask rules: the extension point that makes the rules hold for tools added
+// later without a change to this package.
+//
 // [Config.ReadProtected] paths ($REIN_HOME) may not be read by any tool or command, whatever
 // the rules say ([CodeProtectedPath]).
 //

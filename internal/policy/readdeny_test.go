@@ -114,3 +114,31 @@ func TestReadProtectedAndEdit(t *testing.T) {
 		t.Error("DeniesReads() = true without read(…) deny or ask rules")
 	}
 }
+
+// A tool rein does not know (an MCP tool) is judged by every argument named like a path.
+func TestOtherToolPathArguments(t *testing.T) {
+	p, err := New(Config{Dir: "/work/ws", ReadProtected: []string{"/work/ws/home"}, Rules: Rules{
+		Allow: []string{"mcp_fs"}, Deny: []string{"read(**/.env)", "write(docs/private/**)"}, Ask: []string{"read(ask/**)"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for args, want := range map[string]Verdict{
+		`{"path":".env"}`:                            Deny,
+		`{"paths":["a.txt","sub/.env"]}`:             Deny,
+		`{"filePath":"/work/ws/x/.env"}`:             Deny,
+		`{"uri":"file:///work/ws/.env"}`:             Deny,
+		`{"target_file":"docs/private/x.md"}`:        Deny,
+		`{"source-dir":"home"}`:                      Deny,
+		`{"path":"ask/x"}`:                           Ask,
+		`{"query":".env","content":"docs/private/"}`: Allow,
+		`{"path":"src/a.go"}`:                        Allow,
+		`{"path":".git/config"}`:                     Allow,
+	} {
+		if d := p.Decide("mcp_fs", json.RawMessage(args)); d.Verdict != want {
+			t.Errorf("Decide(mcp_fs %s) = %v (%s), want %v", args, d.Verdict, d.Reason, want)
+		}
+	}
+	if d := p.Decide("mcp_other", json.RawMessage(`{"path":"src/a.go"}`)); d.Verdict != NoMatch {
+		t.Errorf("an unruled tool with an innocent path = %v, want no-match", d.Verdict)
+	}
+}
