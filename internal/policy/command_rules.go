@@ -181,9 +181,18 @@ func (p *Policy) checkWrites(an *analysis) (Decision, bool) {
 func (p *Policy) checkReadProtected(an *analysis) (Decision, bool) {
 	for _, ref := range an.reads {
 		for _, r := range p.candidates(ref, an, true) {
-			for _, g := range p.readProtected.Globs() {
-				if p.refMatches(g, r, an) {
-					return Decision{Verdict: Deny, Code: CodeProtectedPath, Part: r.a.src, Reason: readProtectedReason(r.a.src, g.String())}, true
+			if r.a.glob {
+				for _, g := range p.readProtected.Globs() {
+					if p.refMatches(g, r, an) {
+						return Decision{Verdict: Deny, Code: CodeProtectedPath, Part: r.a.src, Reason: readProtectedReason(r.a.src, g.String())}, true
+					}
+				}
+				continue
+			}
+			paths, _ := p.refPaths(r, an.cds)
+			for _, rp := range paths {
+				if g, ok := p.isReadProtected(rp[0], rp[1]); ok {
+					return Decision{Verdict: Deny, Code: CodeProtectedPath, Part: r.a.src, Reason: readProtectedReason(r.a.src, g)}, true
 				}
 			}
 		}

@@ -75,6 +75,9 @@ type Config struct {
 	// command. Nil protects nothing. A read-protected path is not write-protected unless
 	// Protected lists it too.
 	ReadProtected []string
+	// ReadExempt lists path globs inside ReadProtected that may be read all the same: the
+	// bash tool's full-output files, which it tells the model to read.
+	ReadExempt []string
 	// Dir is the absolute workspace directory. Absolute paths inside it are matched as
 	// workspace-relative paths; without it, only relative paths are.
 	Dir string
@@ -85,6 +88,7 @@ type Policy struct {
 	allow, ask, deny []Rule
 	protected        *pathrule.ProtectedPaths
 	readProtected    *pathrule.ProtectedPaths
+	readExempt       *pathrule.ProtectedPaths
 	dir              string
 }
 
@@ -115,14 +119,20 @@ func New(cfg Config) (*Policy, error) {
 		problems = append(problems, err.(*refusal.Error).Message)
 	}
 	p.protected = prot
-	readProt := []string{}
-	if cfg.ReadProtected != nil {
-		readProt = cfg.ReadProtected
-	}
-	if rp, err := pathrule.NewProtectedPaths(readProt, cfg.Dir); err != nil {
-		problems = append(problems, err.(*refusal.Error).Message)
-	} else {
-		p.readProtected = rp
+	for _, x := range []struct {
+		globs []string
+		dst   **pathrule.ProtectedPaths
+	}{{cfg.ReadProtected, &p.readProtected}, {cfg.ReadExempt, &p.readExempt}} {
+		globs := x.globs
+		if globs == nil {
+			globs = []string{}
+		}
+		pp, err := pathrule.NewProtectedPaths(globs, cfg.Dir)
+		if err != nil {
+			problems = append(problems, err.(*refusal.Error).Message)
+			continue
+		}
+		*x.dst = pp
 	}
 	if len(problems) > 0 {
 		return nil, errorf(CodeBadRule, "%s", strings.Join(problems, "; "))
@@ -289,7 +299,7 @@ func (p *Policy) decidePathRules(toolName string, op Op, target string, withWhol
 			return Decision{Verdict: Deny, Code: CodeProtectedPath, Part: shown, Reason: pathrule.Reason(shown, g)}
 		}
 	}
-	if g, ok := p.readProtected.MatchResolved(rel, abs); ok {
+	if g, ok := p.isReadProtected(rel, abs); ok {
 		return Decision{Verdict: Deny, Code: CodeProtectedPath, Part: shown, Reason: readProtectedReason(shown, g)}
 	}
 	for _, list := range []struct {
@@ -335,6 +345,18 @@ func ruleCoversTool(ruleTool, toolName string) bool {
 // an absolute path ([pathrule.Resolve]).
 func (p *Policy) resolve(target, cwd string) (rel, abs string) {
 	return pathrule.Resolve(p.dir, target, cwd)
+}
+
+// isReadProtected reports the read-protected glob covering a resolved path, unless the path
+// is exempt.
+func (p *Policy) isReadProtected(rel, abs string) (string, bool) {
+	g, ok := p.readProtected.MatchResolved(rel, abs)
+	if ok {
+		if _, exempt := p.readExempt.MatchResolved(rel, abs); exempt {
+			return "", false
+		}
+	}
+	return g, ok
 }
 
 func (p *Policy) isProtected(rel, abs string) (string, bool) {

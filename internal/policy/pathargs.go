@@ -58,7 +58,7 @@ func (p *Policy) decideRulesOnly(op Op, target string) Decision {
 	if rel != "" {
 		shown = rel
 	}
-	if g, ok := p.readProtected.MatchResolved(rel, abs); ok {
+	if g, ok := p.isReadProtected(rel, abs); ok {
 		return Decision{Verdict: Deny, Code: CodeProtectedPath, Part: shown, Reason: readProtectedReason(shown, g)}
 	}
 	tool := ToolRead

@@ -74,7 +74,7 @@ func TestCommandReadForms(t *testing.T) {
 // the rules allow; edit is judged as a read as well as a write.
 func TestReadProtectedAndEdit(t *testing.T) {
 	dir := "/work/ws"
-	p, err := New(Config{Dir: dir, ReadProtected: []string{"/work/ws/home"},
+	p, err := New(Config{Dir: dir, ReadProtected: []string{"/work/ws/home"}, ReadExempt: []string{"/work/ws/home/sessions/*/*/rein-bash-*.log"},
 		Rules: Rules{Allow: []string{"read", "read(**)", "bash"}, Deny: []string{"read(secret/**)"}, Ask: []string{"read(**/ask.txt)"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +103,14 @@ func TestReadProtectedAndEdit(t *testing.T) {
 		if d := p.DecideCommand(line); d.Verdict != Deny || d.Code != CodeProtectedPath {
 			t.Errorf("DecideCommand(%q) = %v %s (%s), want a protected-path deny", line, d.Verdict, d.Code, d.Reason)
 		}
+	}
+	for _, line := range []string{"tail home/sessions/p/s1/rein-bash-12.log", "grep x /work/ws/home/sessions/p/s1/rein-bash-1.log"} {
+		if d := p.DecideCommand(line); d.Verdict == Deny {
+			t.Errorf("DecideCommand(%q) = deny (%s): the bash tool's full output must stay readable", line, d.Reason)
+		}
+	}
+	if d := p.Decide("read", args("path", "home/sessions/p/s1/rein-bash-1.log")); d.Verdict == Deny {
+		t.Errorf("read of a full-output file: %s", d.Reason)
 	}
 	if d := p.DecidePath(OpRead, "home/auth.json"); d.Verdict != Deny || !strings.Contains(d.Reason, "rein's home directory") {
 		t.Errorf("DecidePath(home/auth.json) = %v (%s)", d.Verdict, d.Reason)

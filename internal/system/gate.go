@@ -56,7 +56,8 @@ func (g *permissionGate) Check(_ context.Context, call *llm.ToolCall, spec tool.
 // project root. Besides pathrule.DefaultProtected (relative to the workspace), writes may never
 // touch $REIN_HOME (settings, trust decisions, sessions) or the project's .git and .rein when
 // the workspace is below the project root, and nothing may read $REIN_HOME (credentials,
-// trust decisions, sessions), wherever it lies.
+// trust decisions, sessions), wherever it lies — except the bash tool's full-output files
+// in a session's directory.
 func newPolicy(rules policy.Rules, dir, root, home string) (*policy.Policy, error) {
 	protected := append([]string(nil), pathrule.DefaultProtected...)
 	for _, p := range []string{home, filepath.Join(root, ".git"), filepath.Join(root, ".rein")} {
@@ -64,11 +65,15 @@ func newPolicy(rules policy.Rules, dir, root, home string) (*policy.Policy, erro
 			protected = append(protected, pathrule.EscapeGlob(filepath.ToSlash(p)))
 		}
 	}
-	var readProtected []string
+	var readProtected, readExempt []string
 	if home != "" && filepath.IsAbs(home) {
-		readProtected = []string{pathrule.EscapeGlob(filepath.ToSlash(home))}
+		h := pathrule.EscapeGlob(filepath.ToSlash(home))
+		readProtected = []string{h}
+		// The bash tool spills full outputs into the session's directory and tells the
+		// model to read them there.
+		readExempt = []string{h + "/sessions/*/*/rein-bash-*.log"}
 	}
-	pol, err := policy.New(policy.Config{Rules: rules, Dir: dir, Protected: protected, ReadProtected: readProtected})
+	pol, err := policy.New(policy.Config{Rules: rules, Dir: dir, Protected: protected, ReadProtected: readProtected, ReadExempt: readExempt})
 	if err != nil {
 		return nil, fmt.Errorf("%w: permission rules: %w", ErrConfig, err)
 	}
