@@ -14,7 +14,8 @@ const (
 	// CodeProtectedPath: the call would write to a protected path (.git, .rein policy files…).
 	CodeProtectedPath refusal.Code = "policy.protected_path"
 	// CodeHardLinked: a file tool would write a file that has more than one hard link, so
-	// the write would also change names of it elsewhere (possibly outside the workspace).
+	// the write would also change names of it elsewhere (possibly outside the workspace);
+	// or, while read rules deny paths, read one, whose other names may be denied.
 	CodeHardLinked refusal.Code = "policy.hard_linked"
 	// CodeBadRule: a path glob (of a permission rule or a protected path) is malformed.
 	CodeBadRule refusal.Code = "policy.bad_rule"

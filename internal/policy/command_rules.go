@@ -33,6 +33,9 @@ func (p *Policy) DecideCommand(line string) Decision {
 	if d, ok := p.checkWrites(an); ok {
 		return d
 	}
+	if d, ok := p.checkReadProtected(an); ok {
+		return d
+	}
 	// Deny, then ask: a rule that may match any part decides.
 	for _, list := range []struct {
 		rules []Rule
@@ -164,33 +167,66 @@ func (p *Policy) refPaths(ref pathRef, cds []cdEvent) (paths [][2]string, unknow
 
 // checkWrites denies writes to protected paths.
 func (p *Policy) checkWrites(an *analysis) (Decision, bool) {
-	for _, w := range an.writes {
-		if w.a.glob {
-			for _, g := range p.protected.Globs() {
-				if p.refMatches(g, w, an) {
-					return Decision{Verdict: Deny, Code: CodeProtectedPath, Part: w.a.src, Reason: pathrule.Reason(w.a.src, g.String())}, true
+	for _, ref := range an.writes {
+		for _, w := range p.candidates(ref, an, false) {
+			if d, ok := p.checkWrite(w, an); ok {
+				return d, true
+			}
+		}
+	}
+	return Decision{}, false
+}
+
+// checkReadProtected denies reads of read-protected paths ($REIN_HOME).
+func (p *Policy) checkReadProtected(an *analysis) (Decision, bool) {
+	for _, ref := range an.reads {
+		for _, r := range p.candidates(ref, an, true) {
+			if r.a.glob {
+				for _, g := range p.readProtected.Globs() {
+					if p.refMatches(g, r, an) {
+						return Decision{Verdict: Deny, Code: CodeProtectedPath, Part: r.a.src, Reason: readProtectedReason(r.a.src, g.String())}, true
+					}
+				}
+				continue
+			}
+			paths, _ := p.refPaths(r, an.cds)
+			for _, rp := range paths {
+				if g, ok := p.isReadProtected(rp[0], rp[1]); ok {
+					return Decision{Verdict: Deny, Code: CodeProtectedPath, Part: r.a.src, Reason: readProtectedReason(r.a.src, g)}, true
 				}
 			}
-			continue
 		}
-		if !w.a.static {
-			continue
-		}
-		if w.a.text == "/dev/null" || w.a.text == "/dev/stdout" || w.a.text == "/dev/stderr" {
-			continue
-		}
-		paths, unknown := p.refPaths(w, an.cds)
-		if unknown && len(p.protected.Globs()) > 0 {
-			return Decision{Verdict: Deny, Code: CodeUnanalysable, Part: w.a.src, Reason: fmt.Sprintf("the line writes to the relative path %s after changing to a directory that cannot be known in advance, so it cannot be checked against the protected paths; use a fixed directory or a path from the workspace root", w.a.src)}, true
-		}
-		for _, rp := range paths {
-			if g, ok := p.isProtected(rp[0], rp[1]); ok {
-				shown := rp[0]
-				if shown == "" {
-					shown = rp[1]
-				}
-				return Decision{Verdict: Deny, Code: CodeProtectedPath, Part: w.a.src, Reason: pathrule.Reason(shown, g)}, true
+	}
+	return Decision{}, false
+}
+
+// checkWrite denies one write to a protected path.
+func (p *Policy) checkWrite(w pathRef, an *analysis) (Decision, bool) {
+	if w.a.glob {
+		for _, g := range p.protected.Globs() {
+			if p.refMatches(g, w, an) {
+				return Decision{Verdict: Deny, Code: CodeProtectedPath, Part: w.a.src, Reason: pathrule.Reason(w.a.src, g.String())}, true
 			}
+		}
+		return Decision{}, false
+	}
+	if !w.a.static {
+		return Decision{}, false
+	}
+	if w.a.text == "/dev/null" || w.a.text == "/dev/stdout" || w.a.text == "/dev/stderr" {
+		return Decision{}, false
+	}
+	paths, unknown := p.refPaths(w, an.cds)
+	if unknown && len(p.protected.Globs()) > 0 {
+		return Decision{Verdict: Deny, Code: CodeUnanalysable, Part: w.a.src, Reason: fmt.Sprintf("the line writes to the relative path %s after changing to a directory that cannot be known in advance, so it cannot be checked against the protected paths; use a fixed directory or a path from the workspace root", w.a.src)}, true
+	}
+	for _, rp := range paths {
+		if g, ok := p.isProtected(rp[0], rp[1]); ok {
+			shown := rp[0]
+			if shown == "" {
+				shown = rp[1]
+			}
+			return Decision{Verdict: Deny, Code: CodeProtectedPath, Part: w.a.src, Reason: pathrule.Reason(shown, g)}, true
 		}
 	}
 	return Decision{}, false
@@ -215,8 +251,10 @@ func (p *Policy) checkPathRules(an *analysis, rules []Rule, v Verdict) (Decision
 			continue
 		}
 		for _, ref := range refs {
-			if p.refMatches(r.path, ref, an) {
-				return verdictFor(v, r.Raw, ref.a.src, fmt.Sprintf("the command line %s %s, which", verb, ref.a.src)), true
+			for _, c := range p.candidates(ref, an, r.Tool == ToolRead) {
+				if p.refMatches(r.path, c, an) {
+					return verdictFor(v, r.Raw, ref.a.src, fmt.Sprintf("the command line %s %s, which", verb, describeRef(ref, c))), true
+				}
 			}
 		}
 	}
@@ -247,6 +285,15 @@ func (p *Policy) refMatches(g pathrule.Glob, ref pathRef, an *analysis) bool {
 		}
 	}
 	return false
+}
+
+// describeRef names a path reference in a message: as written, and with the value it was
+// found to take when that differs ("$f" (.env)).
+func describeRef(ref, c pathRef) string {
+	if c.a.text == "" || c.a.text == ref.a.src || shellQuote(c.a.text) == ref.a.src {
+		return ref.a.src
+	}
+	return fmt.Sprintf("%s (%s)", ref.a.src, c.a.text)
 }
 
 func splitPath(p string) []string {

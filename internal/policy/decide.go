@@ -69,6 +69,15 @@ type Config struct {
 	// everything below what it matches (see internal/pathrule). Nil means
 	// [pathrule.DefaultProtected]; an empty non-nil slice protects nothing.
 	Protected []string
+	// ReadProtected lists path globs (the syntax of Protected) that no tool or command may
+	// read either, whatever the rules say: rein's home directory ($REIN_HOME: credentials,
+	// trust decisions, sessions), should it lie inside the workspace or be named by a
+	// command. Nil protects nothing. A read-protected path is not write-protected unless
+	// Protected lists it too.
+	ReadProtected []string
+	// ReadExempt lists path globs inside ReadProtected that may be read all the same: the
+	// bash tool's full-output files, which it tells the model to read.
+	ReadExempt []string
 	// Dir is the absolute workspace directory. Absolute paths inside it are matched as
 	// workspace-relative paths; without it, only relative paths are.
 	Dir string
@@ -78,6 +87,8 @@ type Config struct {
 type Policy struct {
 	allow, ask, deny []Rule
 	protected        *pathrule.ProtectedPaths
+	readProtected    *pathrule.ProtectedPaths
+	readExempt       *pathrule.ProtectedPaths
 	dir              string
 }
 
@@ -108,6 +119,21 @@ func New(cfg Config) (*Policy, error) {
 		problems = append(problems, err.(*refusal.Error).Message)
 	}
 	p.protected = prot
+	for _, x := range []struct {
+		globs []string
+		dst   **pathrule.ProtectedPaths
+	}{{cfg.ReadProtected, &p.readProtected}, {cfg.ReadExempt, &p.readExempt}} {
+		globs := x.globs
+		if globs == nil {
+			globs = []string{}
+		}
+		pp, err := pathrule.NewProtectedPaths(globs, cfg.Dir)
+		if err != nil {
+			problems = append(problems, err.(*refusal.Error).Message)
+			continue
+		}
+		*x.dst = pp
+	}
 	if len(problems) > 0 {
 		return nil, errorf(CodeBadRule, "%s", strings.Join(problems, "; "))
 	}
@@ -129,8 +155,8 @@ var pathTools = map[string]struct {
 
 // Decide checks one tool call. args are the call's validated arguments. For bash the
 // command line is analysed ([Policy.DecideCommand]); for the file tools the path
-// ([Policy.DecidePath] plus the tool's own rules); for any other tool only whole-tool rules
-// apply.
+// ([Policy.DecidePath] plus the tool's own rules); for any other tool whole-tool rules, and
+// the read and write path rules for every argument named like a path (see decideOther).
 func (p *Policy) Decide(toolName string, args json.RawMessage) Decision {
 	name := strings.ToLower(toolName)
 	if name == ToolBash {
@@ -142,7 +168,7 @@ func (p *Policy) Decide(toolName string, args json.RawMessage) Decision {
 	}
 	pt, isPath := pathTools[name]
 	if !isPath {
-		return p.decideWhole(name)
+		return p.decideOther(name, string(args))
 	}
 	target, err := stringArg(args, "path", pt.optional)
 	if err != nil {
@@ -227,8 +253,37 @@ func (p *Policy) DecidePath(op Op, target string) Decision {
 	return p.decidePathRules(tool, op, target, false)
 }
 
+// decidePath checks a file tool's call. edit also shows the file's lines (its diff), so it
+// is judged as a read too: a read rule that denies or asks decides unless a write rule
+// already denies.
 func (p *Policy) decidePath(toolName string, op Op, target string) Decision {
-	return p.decidePathRules(toolName, op, target, true)
+	d := p.decidePathRules(toolName, op, target, true)
+	if toolName != ToolEdit || d.Verdict == Deny {
+		return d
+	}
+	if r := p.decidePathRules(ToolRead, OpRead, target, false); r.Verdict == Deny || r.Verdict == Ask && d.Verdict != Ask {
+		return r
+	}
+	return d
+}
+
+// DeniesReads reports whether a read(…) rule denies or asks for some path: then a file that
+// has more than one hard link cannot be judged by its name alone (its other names are
+// unknown), and the file tools and the sandbox treat it with care (see doc.go).
+func (p *Policy) DeniesReads() bool {
+	for _, list := range [][]Rule{p.deny, p.ask} {
+		for _, r := range list {
+			if r.kind == kindPath && r.Tool == ToolRead {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readProtectedReason is the message refusing to read shown, a read-protected path.
+func readProtectedReason(shown, glob string) string {
+	return fmt.Sprintf("%s lies in a path no tool or command may read or write, whatever the rules say (%s: rein's home directory, with credentials, trust decisions and sessions); leave it alone", shown, glob)
 }
 
 // decidePathRules checks a path; withWhole also applies whole-tool rules for toolName.
@@ -243,6 +298,9 @@ func (p *Policy) decidePathRules(toolName string, op Op, target string, withWhol
 		if g, ok := p.isProtected(rel, abs); ok {
 			return Decision{Verdict: Deny, Code: CodeProtectedPath, Part: shown, Reason: pathrule.Reason(shown, g)}
 		}
+	}
+	if g, ok := p.isReadProtected(rel, abs); ok {
+		return Decision{Verdict: Deny, Code: CodeProtectedPath, Part: shown, Reason: readProtectedReason(shown, g)}
 	}
 	for _, list := range []struct {
 		rules []Rule
@@ -287,6 +345,18 @@ func ruleCoversTool(ruleTool, toolName string) bool {
 // an absolute path ([pathrule.Resolve]).
 func (p *Policy) resolve(target, cwd string) (rel, abs string) {
 	return pathrule.Resolve(p.dir, target, cwd)
+}
+
+// isReadProtected reports the read-protected glob covering a resolved path, unless the path
+// is exempt.
+func (p *Policy) isReadProtected(rel, abs string) (string, bool) {
+	g, ok := p.readProtected.MatchResolved(rel, abs)
+	if ok {
+		if _, exempt := p.readExempt.MatchResolved(rel, abs); exempt {
+			return "", false
+		}
+	}
+	return g, ok
 }
 
 func (p *Policy) isProtected(rel, abs string) (string, bool) {

@@ -35,9 +35,22 @@
 // "/" are dropped, "~/" is the home directory, and a glob starting with "/" matches absolute
 // paths. A glob also matches everything below a directory it matches ("write(docs)" covers
 // docs/a.md). Deny and ask globs match case-insensitively (".ENV" is caught on
-// case-insensitive file systems); allow globs match exactly. Directory tools (ls, find,
-// grep) are checked against the directory they are given; to hide denied files inside it,
-// filter their results with [Policy.DecidePath].
+// case-insensitive file systems); allow globs match exactly. [Policy.Decide] judges the path
+// a call names (edit against the read rules as well as the write rules: its result shows the
+// file's lines); directory tools (ls, find, grep) are checked against the directory they are
+// given, and the composition root filters what they meet inside it, and every path a tool
+// opens after resolving its links, with [Policy.DecidePath] (see internal/tool's Guard).
+// [Policy.DeniesReads] says whether read rules deny or ask for paths, in which case a file
+// with more than one hard link is refused too (its other names are unknown).
+//
+// A tool that is neither bash nor a file tool (contract tools, MCP tools) is judged by its
+// whole-tool rules and by every top-level argument named like a path (path, filePath,
+// paths, target_file, dir, uri…; a string or an array of strings) against the read and
+// write deny and ask rules: the extension point that makes the rules hold for tools added
+// later without a change to this package.
+//
+// [Config.ReadProtected] paths ($REIN_HOME) may not be read by any tool or command, whatever
+// the rules say ([CodeProtectedPath]).
 //
 // Command patterns are words separated by spaces: "git push *", "go test ./...", "rm *".
 // Each word is a glob over one word of the command: "*" matches any characters (including
@@ -88,8 +101,16 @@
 //     relative paths against every directory the line cd's into; a redirection to a
 //     computed path, or a relative write after a cd to a computed directory, is
 //     [CodeUnanalysable];
+//   - it reads a read-protected path ([CodeProtectedPath]);
 //   - any command may match a deny rule, or a path it reads or writes may match a deny
-//     read/write rule ([CodeDenied]).
+//     read/write rule ([CodeDenied]). The paths a line reads are the arguments of every
+//     command, the text after "=" of one (dd if=PATH, --file=PATH) and input redirections;
+//     a word computed from variables is expanded with the values the line can tell:
+//     $PWD, ${PWD} and $(pwd) are the workspace or a directory the line cd's into, $HOME the
+//     home directory, and a variable the line assigns (f=.env; export f=…; for f in …)
+//     takes every value it is given anywhere in the line; ${f:-WORD} adds WORD. A word
+//     with any other computed part ($(cmd), a variable from the environment) is not
+//     checked: bash outside the sandbox cannot be bounded by rules.
 //
 // Otherwise an ask match makes it [Ask]; it is [Allow] only when every command is matched
 // by an allow rule — wrappers whose inner command is judged on its own (env, nice, timeout,

@@ -708,7 +708,7 @@ func (w *walker) writers(name string, argv []arg) {
 	}
 	add := func(as ...arg) {
 		for _, a := range as {
-			if a.static || a.glob {
+			if a.static || a.glob || a.word != nil {
 				w.write(a, false)
 			}
 		}

@@ -59,6 +59,8 @@ type analysis struct {
 	writes []pathRef
 	reads  []pathRef
 	cds    []cdEvent
+	// vars holds every value the line assigns to each variable (see recordVar).
+	vars map[string][]*syntax.Word
 	// risky says why the whole line may not be approved by a specific allow rule (it
 	// exports PATH…); empty when it may.
 	risky string
@@ -122,6 +124,12 @@ func (w *walker) script(src string, depth int, lang syntax.LangVariant, via stri
 			w.stmt(x, src, depth, via)
 		case *syntax.DeclClause:
 			w.decl(x, src, via)
+		case *syntax.ForClause:
+			if wi, ok := x.Loop.(*syntax.WordIter); ok && wi.Name != nil {
+				for _, item := range wi.Items {
+					w.recordVar(wi.Name.Value, item)
+				}
+			}
 		case *syntax.FuncDecl:
 			// The body is walked like any other code: what it would run is judged whether
 			// or not the function is called.
@@ -142,6 +150,9 @@ func (w *walker) stmt(s *syntax.Stmt, src string, depth int, via string) {
 	for _, as := range call.Assigns {
 		if as.Name != nil {
 			envNames = append(envNames, as.Name.Value)
+			if !as.Append {
+				w.recordVar(as.Name.Value, as.Value)
+			}
 		}
 	}
 	if len(call.Args) == 0 {
@@ -182,6 +193,9 @@ func (w *walker) decl(d *syntax.DeclClause, src, via string) {
 		switch {
 		case as.Name != nil:
 			w.lineRisk(as.Name.Value)
+			if !as.Append {
+				w.recordVar(as.Name.Value, as.Value)
+			}
 			v := as.Name.Value
 			a := staticArg(v)
 			if as.Value != nil {
@@ -218,16 +232,18 @@ func (w *walker) addPart(p *part) {
 		return
 	}
 	w.an.parts = append(w.an.parts, p)
-	// Every static argument is a path the command may read.
+	// Every argument is a path the command may read, and so is the text after "=" of one
+	// (dd if=PATH, --file=PATH). A computed argument is expanded when checked (candidates).
 	for _, a := range p.argv[1:] {
-		if !a.static && !a.glob {
+		if !a.static && !a.glob && a.word == nil {
 			continue
 		}
 		w.an.reads = append(w.an.reads, pathRef{a: a})
-		if strings.HasPrefix(a.text, "-") {
-			if _, v, ok := strings.Cut(a.text, "="); ok && v != "" {
-				w.an.reads = append(w.an.reads, pathRef{a: arg{text: v, static: a.static, glob: a.glob, src: a.src}})
-			}
+		if !a.static && !a.glob {
+			continue
+		}
+		if _, v, ok := strings.Cut(a.text, "="); ok && v != "" {
+			w.an.reads = append(w.an.reads, pathRef{a: arg{text: v, static: a.static, glob: a.glob, src: a.src}})
 		}
 	}
 }

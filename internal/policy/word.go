@@ -23,6 +23,9 @@ type arg struct {
 	glob bool
 	// src is the word as written, for messages.
 	src string
+	// word is the parsed word, when the arg is one; the path checks expand it with the
+	// variables the line sets when its value is not static (see candidates).
+	word *syntax.Word
 }
 
 func staticArg(s string) arg { return arg{text: s, static: true, src: shellQuote(s)} }
@@ -41,7 +44,7 @@ const (
 
 // evalWord works out what a word will be. src is the script the word was parsed from.
 func evalWord(w *syntax.Word, src string) arg {
-	a := arg{static: true, src: nodeText(w, src)}
+	a := arg{static: true, src: nodeText(w, src), word: w}
 	var b strings.Builder
 	var shape strings.Builder // unquoted text, with quoted characters replaced, for brace detection
 	for i, p := range w.Parts {

@@ -14,6 +14,10 @@
 //     disappears with it; inside the workspace, [Config.Protect] (default .rein, .git/hooks
 //     and .git/config, the paths through which a command could make the host run code
 //     later) is read-only when it exists;
+//   - cannot read a [Config.Mask] path (the files and directories the read deny rules cover,
+//     resolved through their symbolic links): a file is covered by the null device (opening
+//     it for reading fails or yields nothing), a directory by an empty read-only file
+//     system, whatever name or computed path a command uses;
 //   - has no network: a new network namespace with only a loopback interface (--unshare-net);
 //   - cannot see $REIN_HOME (sessions, credentials, settings, trust decisions): nothing
 //     outside the paths above is mounted, and a [Config.Hide] path lying inside the

@@ -45,6 +45,13 @@ type Config struct {
 	// file system. A path the sandbox does not mount anyway needs nothing. Hiding the
 	// workspace itself, or a directory holding it, is refused.
 	Hide []string
+	// Mask lists absolute paths (files or directories, inside the workspace or a read-only
+	// path) whose content commands must not read: the paths the read deny rules cover. Each
+	// that exists is resolved through its symbolic links and covered — a file by /dev/null
+	// bound read-only over it (reading fails or yields nothing), a directory by an empty
+	// read-only file system — so no command reads it by any name it computes. Missing paths and paths the sandbox does not mount
+	// need nothing; masking the workspace itself, or a directory holding it, is refused.
+	Mask []string
 	// Protect lists workspace-relative paths kept read-only inside the sandbox when they
 	// exist. Nil means [DefaultProtect]; an empty non-nil slice protects nothing.
 	Protect []string
@@ -179,8 +186,48 @@ func New(cfg Config) (*Sandbox, error) {
 			a = append(a, "--ro-bind", os.DevNull, h)
 		}
 	}
+	masks, err := maskArgs(cfg.Mask, ws, visible)
+	if err != nil {
+		return nil, err
+	}
+	a = append(a, masks...)
 	s.mounts = append(a, "--remount-ro", "/")
 	return s, nil
+}
+
+// maskArgs returns the bwrap arguments covering each path of mask that exists and is
+// mounted (visible lists what is): /dev/null over a file, an empty read-only tmpfs over a
+// directory. A path is resolved through its symbolic links first, so the file covered is
+// the one a command would read.
+func maskArgs(mask []string, ws string, visible []string) ([]string, error) {
+	var a []string
+	seen := map[string]bool{}
+	for _, m := range mask {
+		if !filepath.IsAbs(m) {
+			return nil, fmt.Errorf("sandbox: masked path %q is not absolute", m)
+		}
+		real, err := filepath.EvalSymlinks(filepath.Clean(m))
+		if err != nil || seen[real] {
+			continue // nothing there to read, or covered already
+		}
+		seen[real] = true
+		if within(real, ws) {
+			return nil, fmt.Errorf("sandbox: the read rules deny %s, which is or holds the workspace %s, so no command could run; narrow the rule", m, ws)
+		}
+		if !slices.ContainsFunc(visible, func(v string) bool { return within(v, real) }) {
+			continue
+		}
+		fi, err := os.Stat(real)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: cannot mask %s: %w", real, err)
+		}
+		if fi.IsDir() {
+			a = append(a, "--tmpfs", real, "--remount-ro", real)
+		} else {
+			a = append(a, "--ro-bind", os.DevNull, real)
+		}
+	}
+	return a, nil
 }
 
 // findBwrap resolves the bwrap program.

@@ -55,7 +55,9 @@ func (g *permissionGate) Check(_ context.Context, call *llm.ToolCall, spec tool.
 // newPolicy compiles the merged permission rules for a run in the workspace dir of the
 // project root. Besides pathrule.DefaultProtected (relative to the workspace), writes may never
 // touch $REIN_HOME (settings, trust decisions, sessions) or the project's .git and .rein when
-// the workspace is below the project root.
+// the workspace is below the project root, and nothing may read $REIN_HOME (credentials,
+// trust decisions, sessions), wherever it lies — except the bash tool's full-output files
+// in a session's directory.
 func newPolicy(rules policy.Rules, dir, root, home string) (*policy.Policy, error) {
 	protected := append([]string(nil), pathrule.DefaultProtected...)
 	for _, p := range []string{home, filepath.Join(root, ".git"), filepath.Join(root, ".rein")} {
@@ -63,9 +65,55 @@ func newPolicy(rules policy.Rules, dir, root, home string) (*policy.Policy, erro
 			protected = append(protected, pathrule.EscapeGlob(filepath.ToSlash(p)))
 		}
 	}
-	pol, err := policy.New(policy.Config{Rules: rules, Dir: dir, Protected: protected})
+	var readProtected, readExempt []string
+	if home != "" && filepath.IsAbs(home) {
+		h := pathrule.EscapeGlob(filepath.ToSlash(home))
+		readProtected = []string{h}
+		// The bash tool spills full outputs into the session's directory and tells the
+		// model to read them there.
+		readExempt = []string{h + "/sessions/*/*/rein-bash-*.log"}
+	}
+	pol, err := policy.New(policy.Config{Rules: rules, Dir: dir, Protected: protected, ReadProtected: readProtected, ReadExempt: readExempt})
 	if err != nil {
 		return nil, fmt.Errorf("%w: permission rules: %w", ErrConfig, err)
 	}
 	return pol, nil
+}
+
+// pathGuard is the workspace's tool.Guard over the permission rules: the file tools and grep
+// ask it about every path they open or list, by its real path, so a rule holds through
+// symbolic links and inside directory searches, not only for the path a call names.
+type pathGuard struct{ policy *policy.Policy }
+
+// Read implements tool.Guard. With read(…) deny or ask rules in force, a file with more than
+// one hard link is refused too: its other names are unknown, and one may be denied (a link
+// to a .env, or to a file outside the workspace).
+func (g pathGuard) Read(rel string, named bool, links uint64) error {
+	if err := judged(g.policy.DecidePath(policy.OpRead, rel), named); err != nil {
+		return err
+	}
+	if links > 1 && g.policy.DeniesReads() {
+		return &refusal.Error{Code: pathrule.CodeHardLinked, Message: fmt.Sprintf(
+			"%s has %d hard links: its other names are unknown and may be denied by the read rules, so rein does not read it while read rules deny paths; ask the user to make it a plain copy, or to change the rules",
+			rel, links)}
+	}
+	return nil
+}
+
+// Write implements tool.Guard.
+func (g pathGuard) Write(rel string, named bool) error {
+	return judged(g.policy.DecidePath(policy.OpWrite, rel), named)
+}
+
+// judged turns a decision about a path a tool reached into its refusal: Deny always; Ask
+// only when the path is not the one the call named (the gate asked about that one), since
+// nobody can be asked about a file met through a link or in a directory search.
+func judged(d policy.Decision, named bool) error {
+	switch {
+	case d.Verdict == policy.Deny:
+		return d.Err()
+	case d.Verdict == policy.Ask && !named:
+		return &refusal.Error{Code: d.Code, Message: fmt.Sprintf("%s (it was reached through a symbolic link or a directory search, where the user cannot be asked: name %s itself to be asked)", d.Reason, d.Part)}
+	}
+	return nil
 }

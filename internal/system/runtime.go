@@ -160,6 +160,9 @@ type Runtime struct {
 	created bool
 	// secretEnv are the name patterns of variables the bash tool never passes on.
 	secretEnv []string
+	// masks are the absolute paths the sandbox keeps unreadable (see readMasks); set once
+	// the permission rules are known.
+	masks []string
 	// guard checks the session against its anchor and its ledger file's identity, and
 	// anchors it (nil without a session, or on a test filesystem); discarded says a failed
 	// Build is releasing the Runtime, which anchors nothing.
@@ -300,6 +303,9 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 	rt.System, rt.Trusted = pr.asm, pr.trust.trusted
 	pol, err := newPolicy(pr.settings.Permissions, rt.Workspace.Dir, pr.trust.root, o.Home)
 	if err != nil {
+		return err
+	}
+	if err := guardTools(rt, plan, o, pol); err != nil {
 		return err
 	}
 	rt.hooks = &hookWiring{config: pr.settings.Hooks, dir: pr.trust.root, cwd: rt.Workspace.Dir, confirm: o.Confirm, notice: o.Notice}
@@ -687,7 +693,7 @@ func missingKey(provider string) error {
 func buildTools(rt *Runtime, plan *newSession, o Options, journal *proc.Journal) (*tool.Set, error) {
 	ws := rt.Workspace
 	ws.Protected = workspaceProtected(o)
-	sb, err := openSandbox(o, ws)
+	sb, err := openSandbox(o, ws, rt.masks)
 	if err != nil {
 		return nil, err
 	}
@@ -729,6 +735,25 @@ func buildTools(rt *Runtime, plan *newSession, o Options, journal *proc.Journal)
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return surface.Filter(set)
+}
+
+// guardTools makes the permission rules hold for every path the tools reach: the
+// workspace's Guard judges each file the file tools and grep open or list, and with
+// --sandbox and read rules that deny paths, the tools are built again on a sandbox that
+// masks those paths (the first build, before the rules were known, only checked that a
+// sandbox can be built).
+func guardTools(rt *Runtime, plan *newSession, o Options, pol *policy.Policy) error {
+	rt.Workspace.Guard = pathGuard{policy: pol}
+	if !o.Sandbox || o.NoTools || !pol.DeniesReads() {
+		return nil
+	}
+	masks, err := readMasks(pol, rt.Workspace.Dir)
+	if err != nil || len(masks) == 0 {
+		return err
+	}
+	rt.masks = masks
+	rt.Tools, err = buildTools(rt, plan, o)
+	return err
 }
 
 // spillDir is where the bash tool keeps full outputs: the session's directory (existing or

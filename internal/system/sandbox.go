@@ -15,10 +15,11 @@ import (
 
 // openSandbox builds and checks the OS sandbox of a run with Options.Sandbox set (nil
 // otherwise). The workspace is the only writable directory; $REIN_HOME, and a session
-// directory given by path, stay hidden when they lie inside it. Without a working bwrap the
+// directory given by path, stay hidden when they lie inside it, and masks (see readMasks)
+// cannot be read. Without a working bwrap the
 // run stops with ErrConfig (exit 2) and a message naming the package to install: commands
 // are never run unsandboxed instead.
-func openSandbox(o Options, ws *tool.Workspace) (*sandbox.Sandbox, error) {
+func openSandbox(o Options, ws *tool.Workspace, masks []string) (*sandbox.Sandbox, error) {
 	if !o.Sandbox {
 		return nil, nil
 	}
@@ -33,7 +34,7 @@ func openSandbox(o Options, ws *tool.Workspace) (*sandbox.Sandbox, error) {
 			hide = append(hide, d)
 		}
 	}
-	sb, err := sandbox.New(sandbox.Config{Workspace: ws.Dir, Hide: hide})
+	sb, err := sandbox.New(sandbox.Config{Workspace: ws.Dir, Hide: hide, Mask: masks})
 	if err == nil {
 		err = sb.Check(context.Background())
 	}

@@ -17,12 +17,12 @@ func TestOpenSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	if sb, err := openSandbox(Options{Home: t.TempDir()}, ws); sb != nil || err != nil {
+	if sb, err := openSandbox(Options{Home: t.TempDir()}, ws, nil); sb != nil || err != nil {
 		t.Errorf("without --sandbox: %v %v", sb, err)
 	}
 	sandboxtest.New(t, sandbox.Config{Workspace: ws.Dir}) // skips or fails without bwrap
 	home := filepath.Join(ws.Dir, "home")
-	sb, err := openSandbox(Options{Sandbox: true, Home: home}, ws)
+	sb, err := openSandbox(Options{Sandbox: true, Home: home}, ws, nil)
 	if err != nil || sb == nil {
 		t.Fatalf("openSandbox: %v", err)
 	}
@@ -32,7 +32,7 @@ func TestOpenSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	if _, err := openSandbox(Options{Sandbox: true, Home: home}, root); !errors.Is(err, ErrConfig) {
+	if _, err := openSandbox(Options{Sandbox: true, Home: home}, root, nil); !errors.Is(err, ErrConfig) {
 		t.Errorf("workspace /: %v", err)
 	}
 }

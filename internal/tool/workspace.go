@@ -25,6 +25,30 @@ type Workspace struct {
 	// session ledgers and blob stores); an empty non-nil slice protects nothing. Set it
 	// before the tools run; it must not change while they do.
 	Protected []string
+	// Guard, when set, judges every file the file tools and grep are about to read, list or
+	// write, by its real path (see [Guard]). Set it before the tools run; it must not change
+	// while they do. Nil judges nothing beyond confinement and Protected.
+	Guard Guard
+}
+
+// Guard judges the paths a tool reaches, beyond confinement: the composition root sets it
+// from the permission rules, so a rule holds for the path actually opened (its symbolic
+// links resolved) and for every file a directory tool (grep, ls, find) meets, not only for
+// the path a call names. Paths are workspace-relative, clean, with "/" separators and their
+// symbolic links resolved. A refusal's message is shown to the model when the call named
+// the path; a file refused inside a directory search is left out silently.
+//
+// It is the extension point for every tool that takes paths: a new tool that reads or
+// writes files (an MCP tool given a "path" argument, say) asks the Guard before it opens
+// them, the way the built-in tools do.
+type Guard interface {
+	// Read judges reading (or listing) rel. named is true when rel is the path the call
+	// itself named, which the permission gate has judged already (asking the user when a
+	// rule says so); links is the file's hard link count (0 for a directory or when the
+	// tool only lists the name).
+	Read(rel string, named bool, links uint64) error
+	// Write judges writing rel; named as for Read.
+	Write(rel string, named bool) error
 }
 
 // OpenWorkspace opens dir as a workspace.

@@ -32,16 +32,13 @@ var (
 // writeTarget decides whether the workspace-relative path rel may be written and returns
 // the path to write: rel with every symbolic link resolved. Both the path as given and the
 // resolved one are checked against the protected paths, so a link inside the workspace
-// cannot lead a write into .git. shown is the path as the model sent it.
+// cannot lead a write into .git, and the resolved one is judged by the workspace's Guard
+// (the permission rules), so a link cannot lead a write into a denied directory. shown is
+// the path as the model sent it.
 func writeTarget(ws *tool.Workspace, rel, shown string) (string, error) {
-	real, err := resolveLinks(ws.Root, rel)
-	switch {
-	case errors.Is(err, errLinkEscape):
-		return "", fmt.Errorf("%w: %q resolves outside the workspace (through a symbolic link); use a path inside it", tool.ErrOutsideWorkspace, shown)
-	case errors.Is(err, errLinkLoop):
-		return "", fmt.Errorf("%s: %w; use the file's real path", shown, err)
-	case err != nil:
-		return "", fsError(shown, err)
+	real, err := realPath(ws, rel, shown)
+	if err != nil {
+		return "", err
 	}
 	globs := ws.Protected
 	if globs == nil {
@@ -56,6 +53,11 @@ func writeTarget(ws *tool.Workspace, rel, shown string) (string, error) {
 	}
 	if real != rel {
 		if err := pp.Check(real, fmt.Sprintf("%s (a symbolic link to %s)", shown, filepath.ToSlash(real))); err != nil {
+			return "", err
+		}
+	}
+	if ws.Guard != nil {
+		if err := ws.Guard.Write(filepath.ToSlash(real), real == rel); err != nil {
 			return "", err
 		}
 	}

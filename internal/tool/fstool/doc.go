@@ -25,6 +25,18 @@
 //     following a final symbolic link and without blocking on a FIFO, so the file checked is
 //     the file written.
 //
+// # The Guard
+//
+// With [tool.Workspace.Guard] set (the permission rules, set by the composition root), every
+// path is judged by its real location as well as by its name: read opens the path with its
+// symbolic links resolved, without following a final link, and the Guard judges that path
+// with the hard link count of the open descriptor; write and edit judge the resolved target
+// they open (so a link pl -> docs/private does not carry a write past a rule on
+// docs/private), and edit, whose result shows the file's lines, is judged as a read too; ls
+// and find leave out every entry the Guard refuses to read, by its name or by what a
+// symbolic link leads to (a denied file's name is not listed), and refuse to list a
+// directory it refuses. A named path the Guard refuses fails the call with its message.
+//
 // No tool of this package creates symbolic or hard links (os.Root would let a symlink
 // pointing outside be created; nothing here calls Symlink or Link). A link that already
 // exists and points outside the workspace — absolute, climbing out with "..", dangling or

@@ -133,7 +133,7 @@ func (t *editTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	if len(a.Edits) == 0 {
 		return tool.Result{}, errors.New("edits is empty; give at least one {oldText, newText}")
 	}
-	_, target, unlock, err := lockedTarget(ctx, t.ws, a.Path)
+	rel, target, unlock, err := lockedTarget(ctx, t.ws, a.Path)
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -143,6 +143,10 @@ func (t *editTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 		if errors.Is(err, errNotFound) {
 			return tool.Result{}, fmt.Errorf("Could not edit file: %s. Error code: ENOENT. Use write to create a new file.", a.Path)
 		}
+		return tool.Result{}, err
+	}
+	// The result shows lines of the file (its diff), so edit reads it too.
+	if err := guardRead(t.ws, target, rel, 0); err != nil {
 		return tool.Result{}, err
 	}
 	raw, err := t.ws.Root.ReadFile(target)

@@ -50,7 +50,8 @@ type findTool struct{ ws *tool.Workspace }
 // deleted from disk are dropped) plus their parent directories. Outside one, or when git is
 // unavailable, a walk of the directory that skips .git and does not follow symbolic links.
 // git runs through gitx, so nothing the repository configures runs as a command. At most limit
-// results (default [DefaultFindLimit]) and [tool.MaxBytes] of output. Replay: safe.
+// results (default [DefaultFindLimit]) and [tool.MaxBytes] of output. A path the workspace's
+// Guard refuses to read is not listed. Replay: safe.
 func Find(ws *tool.Workspace) tool.Tool { return &findTool{ws: ws} }
 
 var findSchema = tool.MustSchemaFor[findArgs](func(s *jsonschema.Schema) {
@@ -94,6 +95,9 @@ func (t *findTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	if !st.IsDir() {
 		return tool.Result{}, fmt.Errorf("Not a directory: %s", shown)
 	}
+	if rel, err = listedDir(t.ws, rel, shown); err != nil {
+		return tool.Result{}, err
+	}
 	limit := DefaultFindLimit
 	if a.Limit != nil {
 		limit = *a.Limit
@@ -121,7 +125,7 @@ func (t *findTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	}
 	var results []string
 	for _, f := range files {
-		if match(f) {
+		if match(f) && listable(t.ws, filepath.Join(rel, filepath.FromSlash(f))) {
 			if details.Source == "git" {
 				// Tracked files deleted from the work tree are still in the index.
 				if _, err := t.ws.Root.Lstat(filepath.Join(rel, filepath.FromSlash(f))); err != nil {
@@ -132,7 +136,7 @@ func (t *findTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 		}
 	}
 	for _, d := range dirs {
-		if match(d) {
+		if match(d) && listable(t.ws, filepath.Join(rel, filepath.FromSlash(d))) {
 			results = append(results, d+"/")
 		}
 	}

@@ -33,7 +33,9 @@ type lsTool struct{ ws *tool.Workspace }
 
 // Ls returns the ls tool: the entries of one directory, dotfiles included, sorted
 // case-insensitively, directories marked with a trailing "/". Entries that cannot be stat'ed
-// (a dangling symbolic link, or one that leads outside the workspace) are left out. At most
+// (a dangling symbolic link, or one that leads outside the workspace) are left out, and so are
+// those the workspace's Guard refuses to read (by their name, or by what a symbolic link
+// leads to): a denied file's name is not listed. At most
 // limit entries (default [DefaultLsLimit]) and [tool.MaxBytes] of output. Replay: safe.
 func Ls(ws *tool.Workspace) tool.Tool { return &lsTool{ws: ws} }
 
@@ -76,6 +78,9 @@ func (t *lsTool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if !st.IsDir() {
 		return tool.Result{}, fmt.Errorf("Not a directory: %s", shown)
 	}
+	if rel, err = listedDir(t.ws, rel, shown); err != nil {
+		return tool.Result{}, err
+	}
 	d, err := t.ws.Root.Open(rel)
 	if err != nil {
 		return tool.Result{}, fsError(shown, err)
@@ -103,7 +108,7 @@ func (t *lsTool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 			break
 		}
 		info, err := t.ws.Root.Stat(filepath.Join(rel, e.Name()))
-		if err != nil {
+		if err != nil || !listable(t.ws, filepath.Join(rel, e.Name())) {
 			continue
 		}
 		name := e.Name()

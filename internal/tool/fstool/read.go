@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
+	"os"
 	"strings"
+	"syscall"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -73,18 +76,11 @@ func (t *readTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	if err != nil {
 		return tool.Result{}, err
 	}
-	if err := checkFile(t.ws, rel, a.Path); err != nil {
+	f, st, err := openRead(t.ws, rel, a.Path)
+	if err != nil {
 		return tool.Result{}, err
 	}
-	f, err := t.ws.Root.Open(rel)
-	if err != nil {
-		return tool.Result{}, fsError(a.Path, err)
-	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return tool.Result{}, fsError(a.Path, err)
-	}
 	head := make([]byte, sniffLen)
 	n, err := io.ReadFull(f, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
@@ -101,6 +97,41 @@ func (t *readTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 			"Inspect it with bash instead (for example: file, xxd | head, strings)", a.Path, mime, tool.FormatSize(int(st.Size())))
 	}
 	return readText(ctx, a, io.MultiReader(bytes.NewReader(head), f))
+}
+
+// openRead opens the regular file rel for reading: its symbolic links are resolved first,
+// the resolved path is opened without following a final link (and without blocking on a
+// FIFO), and the workspace's Guard judges that path with the link count read from the open
+// descriptor, so the file judged is the file read.
+func openRead(ws *tool.Workspace, rel, shown string) (*os.File, fs.FileInfo, error) {
+	if err := checkFile(ws, rel, shown); err != nil {
+		return nil, nil, err
+	}
+	real, err := realPath(ws, rel, shown)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := ws.Root.OpenFile(real, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, nil, fmt.Errorf("%s became a symbolic link while it was being read; try again", shown)
+		}
+		return nil, nil, fsError(shown, err)
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file (%s); the file tools only handle regular files", shown, st.Mode().Type())
+	} else if err != nil {
+		err = fsError(shown, err)
+	}
+	if err == nil {
+		err = guardRead(ws, real, rel, linkCount(st))
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
 }
 
 func isBinary(head []byte, mime string) bool {

@@ -35,6 +35,10 @@ type Query struct {
 	// Glob, when not empty, is the file filter described in the package documentation. A
 	// backend may use it to skip files early; the tool applies it to every match anyway.
 	Glob string
+	// Skip, when set, names files the search must leave out (the workspace's Guard refuses
+	// to read them): a backend that opens files itself calls it before opening one. The
+	// tool drops every match in a skipped file anyway, before it reads a line of it.
+	Skip func(path string) bool
 }
 
 // Match is one matching line.

@@ -17,6 +17,11 @@
 //   - path must stay inside the workspace: "..", absolute paths elsewhere and symbolic links
 //     that lead out are errors. Reported paths are relative to the workspace, use "/" and
 //     follow the search order: path components compared bytewise, lines in file order.
+//   - With a [tool.Workspace.Guard] set, a named file or directory the Guard refuses makes
+//     the call fail with its refusal, and a file under a searched directory that it refuses
+//     (by its path, or by its hard link count) is left out: the native backend never opens
+//     it ([Query.Skip]), ripgrep's matches in it are dropped before the tool counts them or
+//     reads a line, so its text never reaches the output — glob, context lines included.
 //   - glob selects files after the ignore rules (it never brings back an ignored file). A glob
 //     without "/" matches file names ("*.go", "*.{ts,tsx}"); a glob with "/" matches the path
 //     relative to the workspace ("src/**/*.ts", "/main.go"); a leading "!" excludes the files

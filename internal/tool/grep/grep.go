@@ -11,6 +11,8 @@ import (
 	"math"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/reinhq/rein/internal/tool"
@@ -121,8 +123,12 @@ func (g *Grep) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if err != nil {
 		return tool.Result{}, err
 	}
+	skip, err := g.guard(rel, deref(a.Path))
+	if err != nil {
+		return tool.Result{}, err
+	}
 	q := Query{
-		Dir: g.ws.Dir, Root: g.ws.Root, Path: rel,
+		Dir: g.ws.Dir, Root: g.ws.Root, Path: rel, Skip: skip,
 		Pattern: a.Pattern, Literal: deref(a.Literal), IgnoreCase: deref(a.IgnoreCase), Glob: deref(a.Glob),
 	}
 	if err := checkPattern(q); err != nil {
@@ -135,7 +141,7 @@ func (g *Grep) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	var matches []Match
 	limitReached := false
 	err = g.backend.Search(ctx, q, func(m Match) bool {
-		if !filter.selects(m.Path) {
+		if !filter.selects(m.Path) || skip != nil && skip(m.Path) {
 			return true
 		}
 		if len(matches) == limit {
@@ -207,6 +213,57 @@ func (g *Grep) resolve(p string) (string, error) {
 		return "", fmt.Errorf("%w: %w", tool.ErrOutsideWorkspace, err)
 	}
 	return filepath.ToSlash(r), nil
+}
+
+// guard asks the workspace's Guard about the search: a path naming a file is judged
+// itself (an error refuses the call); for a directory, the directory is judged and the
+// returned function says which files under it to leave out — those the Guard refuses to
+// read, by their path and hard link count — remembering each answer. Nil when the
+// workspace has no Guard.
+func (g *Grep) guard(rel, given string) (func(string) bool, error) {
+	gd := g.ws.Guard
+	if gd == nil {
+		return nil, nil
+	}
+	named := false
+	if r, err := g.ws.Rel(given); err == nil {
+		named = filepath.ToSlash(r) == rel
+	}
+	fi, err := g.ws.Root.Lstat(rel)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", given, err)
+	}
+	if !fi.IsDir() {
+		return nil, gd.Read(rel, named, linkCount(fi))
+	}
+	if err := gd.Read(rel, named, 0); err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return func(p string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if skip, ok := seen[p]; ok {
+			return skip
+		}
+		var links uint64
+		skip := true
+		if fi, err := g.ws.Root.Lstat(p); err == nil {
+			links = linkCount(fi)
+			skip = gd.Read(p, false, links) != nil
+		}
+		seen[p] = skip
+		return skip
+	}, nil
+}
+
+// linkCount is a file's number of hard links (0 when unknown).
+func linkCount(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 0
 }
 
 // format renders matches grouped by file (they arrive in search order), merging the context

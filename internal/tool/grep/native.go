@@ -62,7 +62,7 @@ func (native) Search(ctx context.Context, q Query, found func(Match) bool) error
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if !g.selects(f) {
+		if !g.selects(f) || q.Skip != nil && q.Skip(f) {
 			continue
 		}
 		if s.file(q.Root, f, false) {
