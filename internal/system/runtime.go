@@ -752,7 +752,7 @@ func guardTools(rt *Runtime, plan *newSession, o Options, pol *policy.Policy) er
 		return err
 	}
 	rt.masks = masks
-	rt.Tools, err = buildTools(rt, plan, o)
+	rt.Tools, err = buildTools(rt, plan, o, rt.journal)
 	return err
 }
 
