@@ -166,7 +166,7 @@ func compareFiles(root, dir string, stored, current map[string]string) []Guarded
 			continue
 		}
 		abs := filepath.Join(root, filepath.FromSlash(rel))
-		if exists(abs) || !within(ownerDir(abs), dir) {
+		if exists(abs) || !dirHolds(ownerDir(abs), dir) {
 			continue
 		}
 		out = append(out, GuardedFile{Path: rel, State: FileRemoved})
@@ -185,8 +185,8 @@ func ownerDir(p string) string {
 	return d
 }
 
-// within reports whether p is dir or lies below it.
-func within(dir, p string) bool {
+// dirHolds reports whether p is dir or lies below it.
+func dirHolds(dir, p string) bool {
 	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
 }
 
