@@ -21,12 +21,14 @@ func newTrustCmd(e *env) *cobra.Command {
 .rein/SYSTEM.md, .rein/APPEND_SYSTEM.md, .rein/skills/, .agents/skills/, and with the setting
 trust.contextFiles "gated" also AGENTS.md and CLAUDE.md — load only once the project is
 trusted. The decision is stored per project (the repository root holding PATH, default the
-current directory) in $REIN_HOME/trust.json.
+current directory) in $REIN_HOME/trust.json, with the digest of each of those files: when one
+is added, edited or removed afterwards, none of them loads until the project is trusted again
+(a terminal run asks; a non-interactive one refuses with exit code 4).
 
-  rein trust --allow        trust the project: its files load
+  rein trust --allow        trust the project as it is now: its files load while unchanged
   rein trust --deny         never load them (runs go on without them, with a notice)
   rein trust --forget       remove the decision: trust.mode decides again (default: ask)
-  rein trust --show         show the decision and the files the gate guards
+  rein trust --show         show the decision and each guarded file: trusted, changed, new, removed
 
 --trust and --no-trust decide for one run only.`,
 		Args: cobra.MaximumNArgs(1),
@@ -61,15 +63,21 @@ current directory) in $REIN_HOME/trust.json.
 				if decision == "" {
 					decision = "none (trust.mode " + st.Mode + " decides)"
 				}
+				if st.Legacy {
+					decision += " (recorded without digests by an older rein: every file counts as new until `rein trust --allow`)"
+				}
 				fmt.Fprintf(e.stdout, "project: %s\ndecision: %s\n", st.Root, decision)
-				if len(st.Resources) == 0 {
+				if len(st.Files) == 0 {
 					fmt.Fprintln(e.stdout, "guarded files: none (no decision is needed)")
-				} else {
-					fmt.Fprintf(e.stdout, "guarded files: %s\n", strings.Join(st.Resources, ", "))
+					return nil
+				}
+				fmt.Fprintln(e.stdout, "guarded files:")
+				for _, f := range st.Files {
+					fmt.Fprintf(e.stdout, "  %-8s %s\n", f.State, f.Path)
 				}
 				return nil
 			case forget:
-				if err := system.SetTrust(home, st.Root, ""); err != nil {
+				if err := system.SetTrust(home, dir, ""); err != nil {
 					return err
 				}
 				fmt.Fprintf(e.stdout, "forgot the decision for %s\n", st.Root)
@@ -79,7 +87,7 @@ current directory) in $REIN_HOME/trust.json.
 			if deny {
 				d = system.TrustDeny
 			}
-			if err := system.SetTrust(home, st.Root, d); err != nil {
+			if err := system.SetTrust(home, dir, d); err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "%s: %s (stored in %s)\n", st.Root, map[system.TrustDecision]string{

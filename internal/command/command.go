@@ -231,11 +231,12 @@ func Run(ctx context.Context, c Command) (Result, error) {
 		Contain:         c.Sandbox == nil,
 	}
 	if c.Sandbox != nil {
-		args, err := c.Sandbox.Args(append([]string{prog}, c.Argv[1:]...), c.Dir)
+		prep, err := c.Sandbox.Prepare(append([]string{prog}, c.Argv[1:]...), c.Dir)
 		if err != nil {
 			return Result{}, &refusal.Error{Code: CodeCommandFailed, Message: fmt.Sprintf("approved command %q was not run: %v", c.ID, err), Err: err}
 		}
-		spec.Path, spec.Args, spec.Env = args[0], args, c.Sandbox.Env(spec.Env)
+		defer prep.Release() // after proc.Run: the sandbox is gone with bwrap
+		spec.Path, spec.Args, spec.Env = prep.Args[0], prep.Args, c.Sandbox.Env(spec.Env)
 	}
 
 	pr := proc.Run(ctx, spec)

@@ -11,9 +11,13 @@
 //     /opt as on the host ([SystemPaths]; merged-/usr symbolic links are recreated), plus
 //     [Config.ReadOnly]; the root itself is an empty read-only file system;
 //   - can write only the workspace ([Config.Workspace]) and a private, empty /tmp that
-//     disappears with it; inside the workspace, [Config.Protect] (default .rein, .git/hooks
-//     and .git/config, the paths through which a command could make the host run code
-//     later) is read-only when it exists;
+//     disappears with it;
+//   - can neither change, rename, remove, replace nor create [Config.Protect] (default
+//     [DefaultProtect]: .git, .rein, .claude, .mcp.json, .agents — the entries through which
+//     a command could make the host run code later), nor anything below them: each is bound
+//     read-only onto itself, a mount point, so writes fail with EROFS and renames with EBUSY;
+//     a missing one is held by a placeholder (see [Sandbox.Prepare]). Directories on the way
+//     to a nested protected path stay writable but cannot be renamed away;
 //   - cannot read a [Config.Mask] path (the files and directories the read deny rules cover,
 //     resolved through their symbolic links): a file is covered by the null device (opening
 //     it for reading fails or yields nothing), a directory by an empty read-only file
@@ -37,12 +41,17 @@
 // It is not a virtual machine: the kernel is shared, and a kernel bug can break out. The
 // workspace is writable, so a command can change any file there that is not protected —
 // including files rein or the user later run (a Makefile, a test, a git hook in a nested
-// repository). Reading is confined only by what is mounted: the whole of /etc is readable.
-// CPU, memory and disk use are not limited. A missing .rein directory is not created in
-// advance, so a command can create .rein/… files; the trust gate decides whether rein
-// loads them. Git commands that write .git/config (git config, git remote add) fail inside
-// the sandbox, and a linked worktree whose git directory lies outside the workspace cannot
-// be used by git at all.
+// repository, which is not protected). Reading is confined only by what is mounted: the
+// whole of /etc is readable. CPU, memory and disk use are not limited. Git inside the
+// sandbox can read the repository but not write it: commits, checkouts, git add, git config
+// fail (the index, objects and references are read-only too): commit on the host. A
+// linked worktree whose git directory lies outside the workspace cannot be used by git at
+// all. A protected path that is a symbolic link, or lies below one, is refused by [New]: a
+// mount cannot keep a link from being replaced.
+//
+// While a command runs, a missing protected entry shows on the host as an empty directory
+// with mode 0500 (the placeholder); it is removed when the last command holding it ends, and
+// a placeholder left behind by a rein that was killed is removed by the next one.
 //
 // # Availability
 //

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,9 +29,12 @@ var SystemPaths = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", 
 // FallbackBwrap is where bwrap is looked for when it is not on PATH.
 const FallbackBwrap = "/usr/bin/bwrap"
 
-// DefaultProtect lists the workspace-relative paths that stay read-only inside the
-// sandbox when [Config.Protect] is nil.
-var DefaultProtect = []string{".rein", ".git/hooks", ".git/config"}
+// DefaultProtect lists the workspace-relative entries through which a command could make
+// the host run code later, kept read-only inside the sandbox when [Config.Protect] is nil:
+// the git directory (or a worktree's .git file) with its hooks, configuration, attributes and
+// fsmonitor hook; rein's project directory; Claude Code's; MCP server definitions; and the
+// agents' directory holding skills. See [Sandbox.Prepare] for what "protected" means.
+var DefaultProtect = []string{".git", ".rein", ".claude", ".mcp.json", ".agents"}
 
 // Config describes a sandbox.
 type Config struct {
@@ -52,8 +56,10 @@ type Config struct {
 	// read-only file system — so no command reads it by any name it computes. Missing paths and paths the sandbox does not mount
 	// need nothing; masking the workspace itself, or a directory holding it, is refused.
 	Mask []string
-	// Protect lists workspace-relative paths kept read-only inside the sandbox when they
-	// exist. Nil means [DefaultProtect]; an empty non-nil slice protects nothing.
+	// Protect lists workspace-relative paths that a sandboxed command can neither change,
+	// rename, replace nor create (see [Sandbox.Prepare]). Nil means [DefaultProtect]; an
+	// empty non-nil slice protects nothing. [New] fails when one of them, or a directory on
+	// the way to it, is a symbolic link: a mount cannot keep a link from being replaced.
 	Protect []string
 	// Bwrap is the bwrap program; empty means "bwrap" on PATH, else Fallback.
 	Bwrap string
@@ -66,8 +72,12 @@ type Config struct {
 type Sandbox struct {
 	bwrap string
 	ws    string
-	// mounts is the fixed part of the bwrap arguments, up to the working directory.
+	// mounts is the fixed part of the bwrap arguments, up to the workspace's bind.
 	mounts []string
+	// protect are the protected paths (absolute, clean, sorted, none below another).
+	protect []string
+	// hide are the mounts covering hidden paths, after the protected ones.
+	hide []string
 }
 
 // unavailable builds an ErrUnavailable error with a message saying what to do.
@@ -139,24 +149,12 @@ func New(cfg Config) (*Sandbox, error) {
 		visible = append(visible, p)
 	}
 	a = append(a, "--bind", ws, ws)
-	protect := cfg.Protect
-	if protect == nil {
-		protect = DefaultProtect
+	protect, err := protectedPaths(ws, cfg.Protect)
+	if err != nil {
+		return nil, err
 	}
-	for _, rel := range protect {
-		if filepath.IsAbs(rel) || rel == "" {
-			return nil, fmt.Errorf("sandbox: protected path %q must be relative to the workspace", rel)
-		}
-		p := filepath.Join(ws, rel)
-		if !within(ws, p) || p == ws {
-			return nil, fmt.Errorf("sandbox: protected path %q is not inside the workspace", rel)
-		}
-		real, err := filepath.EvalSymlinks(p)
-		if err != nil || !within(ws, real) {
-			continue // missing, or a link to somewhere the sandbox does not mount writable
-		}
-		a = append(a, "--ro-bind", real, real)
-	}
+	s.protect = protect
+	var hide []string
 	for _, h := range cfg.Hide {
 		if h == "" {
 			continue
@@ -181,18 +179,52 @@ func New(cfg Config) (*Sandbox, error) {
 			return nil, fmt.Errorf("sandbox: cannot hide %s: %w", h, err)
 		}
 		if fi.IsDir() {
-			a = append(a, "--tmpfs", h, "--remount-ro", h)
+			hide = append(hide, "--tmpfs", h, "--remount-ro", h)
 		} else {
-			a = append(a, "--ro-bind", os.DevNull, h)
+			hide = append(hide, "--ro-bind", os.DevNull, h)
 		}
 	}
 	masks, err := maskArgs(cfg.Mask, ws, visible)
 	if err != nil {
 		return nil, err
 	}
-	a = append(a, masks...)
-	s.mounts = append(a, "--remount-ro", "/")
+	s.mounts, s.hide = a, append(hide, masks...)
 	return s, nil
+}
+
+// protectedPaths checks the protected paths of cfg (nil: DefaultProtect) and returns them
+// absolute and sorted, leaving out any that lies below another. A symbolic link on the way
+// to one is refused.
+func protectedPaths(ws string, rels []string) ([]string, error) {
+	if rels == nil {
+		rels = DefaultProtect
+	}
+	var out []string
+	for _, rel := range rels {
+		if filepath.IsAbs(rel) || rel == "" {
+			return nil, fmt.Errorf("sandbox: protected path %q must be relative to the workspace", rel)
+		}
+		p := filepath.Join(ws, rel)
+		if !within(ws, p) || p == ws {
+			return nil, fmt.Errorf("sandbox: protected path %q is not inside the workspace", rel)
+		}
+		for q := p; q != ws; q = filepath.Dir(q) {
+			if fi, err := os.Lstat(q); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				return nil, fmt.Errorf("sandbox: %s is a symbolic link, and the sandbox cannot keep a link from being replaced, so %s could not be protected: replace the link by what it points to, or run without --sandbox", q, rel)
+			}
+		}
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	kept := out[:0]
+	for _, p := range out {
+		if len(kept) == 0 || !within(kept[len(kept)-1], p) {
+			kept = append(kept, p)
+		}
+	}
+	return kept, nil
+
 }
 
 // maskArgs returns the bwrap arguments covering each path of mask that exists and is
@@ -265,10 +297,37 @@ func (s *Sandbox) Workspace() string { return s.ws }
 // Bwrap returns the bwrap program the sandbox runs.
 func (s *Sandbox) Bwrap() string { return s.bwrap }
 
-// Args returns the command line that runs argv inside the sandbox with dir as working
-// directory: the bwrap program first. dir must be absolute and lie inside the workspace
-// (or a read-only path).
-func (s *Sandbox) Args(argv []string, dir string) ([]string, error) {
+// Prepared is a command line ready to run in the sandbox. Release must be called once the
+// command, and everything it started, has ended (bwrap --die-with-parent sees to the
+// latter when bwrap exits).
+type Prepared struct {
+	// Args is the command line: the bwrap program first.
+	Args  []string
+	holds []*placeholder
+}
+
+// Release gives up the placeholders the command held and removes those no other command
+// holds, so the host's tree is as it was. It is safe to call more than once.
+func (p *Prepared) Release() {
+	for _, h := range p.holds {
+		h.release()
+	}
+	p.holds = nil
+}
+
+// Prepare returns the command line that runs argv inside the sandbox with dir as working
+// directory. dir must be absolute and lie inside the workspace.
+//
+// Each protected path ([Config.Protect]) is bound read-only onto itself, which makes it a
+// mount point: inside the sandbox it cannot be written, renamed, removed or replaced
+// (EROFS, EBUSY), and neither can anything below it. Each directory on the way to a nested
+// protected path is bound onto itself writable, so it stays writable but cannot be renamed
+// away either. A protected path that does not exist is held by a placeholder: an empty
+// directory with mode 0500, created on the host, bound read-only, so nothing of that name
+// can be created inside; [Prepared.Release] removes it again once no sandboxed command holds
+// it (an flock on the placeholder counts the holders across processes). A placeholder left
+// behind by a rein that was killed is taken over and removed by the next sandboxed command.
+func (s *Sandbox) Prepare(argv []string, dir string) (*Prepared, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("sandbox: empty command")
 	}
@@ -282,11 +341,77 @@ func (s *Sandbox) Args(argv []string, dir string) ([]string, error) {
 	if !within(s.ws, dir) {
 		return nil, fmt.Errorf("sandbox: working directory %s is outside the sandbox's workspace %s", dir, s.ws)
 	}
-	out := make([]string, 0, len(s.mounts)+len(argv)+5)
+	p := &Prepared{}
+	mounts, err := s.protectMounts(p)
+	if err != nil {
+		p.Release()
+		return nil, err
+	}
+	out := make([]string, 0, len(s.mounts)+len(mounts)+len(s.hide)+len(argv)+7)
 	out = append(out, s.bwrap)
 	out = append(out, s.mounts...)
-	out = append(out, "--chdir", dir, "--")
-	return append(out, argv...), nil
+	out = append(out, mounts...)
+	out = append(out, s.hide...)
+	out = append(out, "--remount-ro", "/", "--chdir", dir, "--")
+	p.Args = append(out, argv...)
+	return p, nil
+}
+
+// protectMounts returns the binds that protect s.protect as they stand now, taking the
+// placeholders it needs into p.
+func (s *Sandbox) protectMounts(p *Prepared) ([]string, error) {
+	var out []string
+	bound := map[string]bool{} // directories on the way, already bound onto themselves
+	for _, target := range s.protect {
+		rel, _ := filepath.Rel(s.ws, target)
+		cur := s.ws
+		for _, part := range strings.Split(rel, string(filepath.Separator)) {
+			cur = filepath.Join(cur, part)
+			descend, err := protectStep(p, cur, cur == target)
+			if err != nil {
+				return nil, err
+			}
+			if !descend {
+				out = append(out, "--ro-bind", cur, cur)
+				break
+			}
+			if !bound[cur] {
+				bound[cur] = true
+				out = append(out, "--bind", cur, cur)
+			}
+		}
+	}
+	return out, nil
+}
+
+// protectStep looks at cur, a protected path (last) or a directory on the way to one. It
+// reports whether to go on below cur; otherwise cur is to be bound read-only, and when it
+// did not exist p holds a placeholder there.
+func protectStep(p *Prepared, cur string, last bool) (descend bool, err error) {
+	for range 5 {
+		fi, err := os.Lstat(cur)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || err == nil && isPlaceholder(cur, fi):
+			h, err := holdPlaceholder(cur)
+			if err != nil {
+				return false, fmt.Errorf("sandbox: cannot hold the place of the protected %s: %w; the command was not run", cur, err)
+			}
+			if h == nil {
+				continue // something else appeared there meanwhile: look again
+			}
+			p.holds = append(p.holds, h)
+			return false, nil
+		case err != nil:
+			return false, fmt.Errorf("sandbox: protecting %s: %w; the command was not run", cur, err)
+		case fi.Mode()&os.ModeSymlink != 0:
+			return false, fmt.Errorf("sandbox: %s is a symbolic link, and the sandbox cannot keep a link from being replaced: replace the link by what it points to, or run without --sandbox", cur)
+		case last || !fi.IsDir():
+			return false, nil
+		default:
+			return true, nil
+		}
+	}
+	return false, fmt.Errorf("sandbox: %s keeps changing while the sandbox is prepared; the command was not run", cur)
 }
 
 // Env returns env adjusted for the sandbox: TMPDIR is /tmp (the private one) and
@@ -310,12 +435,13 @@ func (s *Sandbox) Check(ctx context.Context) error {
 	if err != nil {
 		truePath = "/bin/true"
 	}
-	args, err := s.Args([]string{truePath}, s.ws)
+	p, err := s.Prepare([]string{truePath}, s.ws)
 	if err != nil {
 		return err
 	}
+	defer p.Release()
 	var stderr bytes.Buffer
-	res := proc.Run(ctx, proc.Spec{Path: args[0], Args: args, Env: s.Env(os.Environ()), Stderr: &stderr, Timeout: 30 * time.Second})
+	res := proc.Run(ctx, proc.Spec{Path: p.Args[0], Args: p.Args, Env: s.Env(os.Environ()), Stderr: &stderr, Timeout: 30 * time.Second})
 	if res.Outcome != proc.Exited || res.Code != 0 {
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {

@@ -49,11 +49,12 @@ func newSandbox(t *testing.T, cfg Config) *Sandbox {
 // sh runs a bash script in the sandbox and returns its combined output and exit code.
 func sh(t *testing.T, s *Sandbox, script string) (string, int) {
 	t.Helper()
-	args, err := s.Args([]string{"/bin/bash", "-c", script}, s.Workspace())
+	p, err := s.Prepare([]string{"/bin/bash", "-c", script}, s.Workspace())
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(args[0], args[1:]...)
+	defer p.Release()
+	cmd := exec.Command(p.Args[0], p.Args[1:]...)
 	cmd.Env = s.Env(os.Environ())
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -125,11 +126,11 @@ func TestConfigRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Args([]string{"true"}, t.TempDir()); err == nil {
-		t.Error("Args accepted a working directory outside the workspace")
+	if _, err := s.Prepare([]string{"true"}, t.TempDir()); err == nil {
+		t.Error("Prepare accepted a working directory outside the workspace")
 	}
-	if _, err := s.Args(nil, ws); err == nil {
-		t.Error("Args accepted an empty command")
+	if _, err := s.Prepare(nil, ws); err == nil {
+		t.Error("Prepare accepted an empty command")
 	}
 }
 
@@ -141,11 +142,12 @@ func TestArgs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, err := s.Args([]string{"make", "test"}, ws)
+	p, err := s.Prepare([]string{"make", "test"}, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := strings.Join(args, " ")
+	defer p.Release()
+	line := strings.Join(p.Args, " ")
 	for _, want := range []string{"--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--unshare-ipc",
 		"--unshare-user-try", "--cap-drop ALL", "--ro-bind /usr /usr", "--ro-bind /etc /etc", "--tmpfs /tmp",
 		"--bind " + ws + " " + ws, "--remount-ro / --chdir " + ws + " -- make test"} {
@@ -223,7 +225,12 @@ func TestConfinement(t *testing.T) {
 		{"rein policy: no new file", "echo x > .rein/SYSTEM.md", false},
 		{"git hooks read-only", "echo 'rm -rf ~' > .git/hooks/pre-commit", false},
 		{"git config read-only", "printf '[core]\\n\\tfsmonitor = evil\\n' >> .git/config", false},
-		{"rest of .git writable", "echo 'ref: refs/heads/x' > .git/HEAD", true},
+		{"all of .git read-only", "echo 'ref: refs/heads/x' > .git/HEAD", false},
+		{".git cannot be renamed", "mv .git .git-old", false},
+		{".rein cannot be replaced", "rm -rf .rein", false},
+		{"no .claude", "mkdir .claude", false},
+		{"no .mcp.json", "echo '{}' > .mcp.json", false},
+		{"no .agents/skills", "mkdir -p .agents/skills/x", false},
 		{"no network to the host", fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", port), false},
 		{"no outside network", "exec 3<>/dev/tcp/1.1.1.1/53", false},
 		{"only loopback", "test $(grep -c : /proc/net/dev) = 1", true},

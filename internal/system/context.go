@@ -28,8 +28,8 @@ type project struct {
 // assembles the system prompt of a run offering tools. Build and Inspect both call it, so what
 // `rein context` shows is what a run sends. est may be nil.
 //
-// Trust: the run's choice (--trust, --no-trust) wins, then the decision stored in trust.json,
-// then trust.mode. In mode "ask" an undecided project needs a decision only when it holds
+// Trust: the run's choice (--trust, --no-trust) wins, then the decision stored in trust.json
+// (an allow only while the guarded files match the digests it recorded), then trust.mode. In mode "ask" an undecided project needs a decision only when it holds
 // something the gate guards (.rein/SYSTEM.md, APPEND_SYSTEM.md, skills, .rein/settings.json;
 // context files with trust.contextFiles "gated"): it is put to o.Confirm; without one a run
 // fails with ErrTrustRequired, while an inspection (inspect) shows the project untrusted. A
@@ -47,7 +47,7 @@ func openProject(o Options, dir string, tools *tool.Set, est contextpack.Estimat
 		lines = append(lines, contextpack.ToolLine{Name: s.Name, Snippet: s.Snippet})
 	}
 	in := contextpack.Inputs{Dir: dir, Home: o.Home, Tools: lines, Date: o.Now(), GateContextFiles: global.gateContextFiles()}
-	pt, decided, err := decideTrust(o, global, root)
+	pt, decided, err := decideTrust(o, global, dir, root, guardedFiles(o.Home, global, dir, root, o.SystemPrompt != ""))
 	if err != nil {
 		return nil, err
 	}
@@ -59,17 +59,18 @@ func openProject(o Options, dir string, tools *tool.Set, est contextpack.Estimat
 			pr.asm = contextpack.Build(in, est)
 			untrusted = pr.asm.Untrusted
 		}
-		resources := shownPaths(root, guarded(root, o.Home, untrusted))
+		paths := guarded(root, o.Home, untrusted)
+		resources := shownPaths(root, paths)
 		switch {
-		case len(resources) == 0:
+		case len(resources) == 0 && len(pt.changed) == 0:
 			pt.why = "nothing to trust"
 		case o.Confirm != nil:
-			yes, err := o.Confirm(trustQuestion(root, resources))
+			yes, err := o.Confirm(trustQuestion(pt, resources))
 			if err != nil {
 				return nil, fmt.Errorf("%w: asking whether to trust %s: %w", ErrTrustRequired, root, err)
 			}
 			if yes {
-				if err := SetTrust(o.Home, root, TrustAllow); err != nil {
+				if err := storeTrust(o.Home, root, trustEntry{Decision: TrustAllow, Files: digestFiles(root, paths)}); err != nil {
 					return nil, fmt.Errorf("recording the trust decision: %w", err)
 				}
 				pt.trusted, pt.why, pr.asm = true, "approved", nil
@@ -79,7 +80,7 @@ func openProject(o Options, dir string, tools *tool.Set, est contextpack.Estimat
 		case inspect:
 			pt.undecided = true
 		default:
-			return nil, trustRequired(root, resources)
+			return nil, trustRequired(pt, resources)
 		}
 	}
 	pr.trust = pt

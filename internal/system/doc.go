@@ -17,7 +17,12 @@
 // the project is trusted, from <project>/.rein/settings.json (rule lists concatenate, global
 // first). The project trust gate (--trust/--no-trust, then trust.json, then trust.mode)
 // decides whether the project's own rein files load; a project holding none needs no
-// decision. The kernel's Gate is the permission rules of package policy: deny refuses, ask
+// decision. A stored allow records the digests of the guarded files (trustdigest.go) and holds
+// only while they match: a file added, edited or removed since is asked about, or refused
+// with ErrTrustRequired, naming it. With --sandbox, openSandbox protects, besides
+// sandbox.DefaultProtect, what the repository's git configuration names inside the workspace
+// (gitProtected: the hooks directory, included configuration files, driver programs). The
+// kernel's Gate is the permission rules of package policy: deny refuses, ask
 // asks through Options.Confirm or — with none — refuses so the run ends blocked.
 //
 // Hooks: the command hooks of the settings (global, then the trusted project's) are wired into

@@ -16,7 +16,8 @@ import (
 // openSandbox builds and checks the OS sandbox of a run with Options.Sandbox set (nil
 // otherwise). The workspace is the only writable directory; $REIN_HOME, and a session
 // directory given by path, stay hidden when they lie inside it, and masks (see readMasks)
-// cannot be read. Without a working bwrap the
+// cannot be read. Besides sandbox.DefaultProtect, what the repository's git configuration
+// names inside the workspace (gitProtected) is protected. Without a working bwrap the
 // run stops with ErrConfig (exit 2) and a message naming the package to install: commands
 // are never run unsandboxed instead.
 func openSandbox(o Options, ws *tool.Workspace, masks []string) (*sandbox.Sandbox, error) {
@@ -34,7 +35,8 @@ func openSandbox(o Options, ws *tool.Workspace, masks []string) (*sandbox.Sandbo
 			hide = append(hide, d)
 		}
 	}
-	sb, err := sandbox.New(sandbox.Config{Workspace: ws.Dir, Hide: hide, Mask: masks})
+	protect := append(slices.Clone(sandbox.DefaultProtect), gitProtected(ws.Dir)...)
+	sb, err := sandbox.New(sandbox.Config{Workspace: ws.Dir, Hide: hide, Mask: masks, Protect: protect})
 	if err == nil {
 		err = sb.Check(context.Background())
 	}

@@ -2,7 +2,11 @@ package system
 
 import (
 	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/reinhq/rein/internal/pathrule"
@@ -48,5 +52,94 @@ func TestWorkspaceProtectedHome(t *testing.T) {
 		if _, ok := pp.Match(p); ok != want {
 			t.Errorf("Match(%q) = %v, want %v", p, ok, want)
 		}
+	}
+}
+
+// gitCmd runs git on the host in dir with only the repository's configuration.
+func gitCmd(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgSign=false"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// TestGitProtected: what the repository's configuration names inside the workspace — an
+// included configuration file, the hooks directory (even missing), a filter's program, an
+// alias's script — is protected in the sandbox, so a command cannot plant what the host's
+// git runs; plain values and paths outside the workspace are not.
+func TestGitProtected(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitCmd(t, ws, "init", "-q", "-b", "main")
+	for f, c := range map[string]string{"shared.gitconfig": "[filter \"x\"]\n\tclean = ./tools/clean.sh --x\n", "tools/clean.sh": "#!/bin/sh\ncat\n",
+		"scripts/y.sh": "#!/bin/sh\n", "docs/a.md": "a\n"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, f), []byte(c), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitCmd(t, ws, "config", "include.path", "../shared.gitconfig")
+	gitCmd(t, ws, "config", "core.hooksPath", ".husky")
+	gitCmd(t, ws, "config", "alias.y", "!scripts/y.sh arg")
+	gitCmd(t, ws, "config", "user.name", "docs")
+	gitCmd(t, ws, "config", "core.editor", "/usr/bin/vi")
+	got := gitProtected(ws)
+	if want := []string{".git/config", ".husky", "scripts/y.sh", "shared.gitconfig", "tools/clean.sh"}; !slices.Equal(got, want) {
+		t.Errorf("gitProtected = %q, want %q", got, want)
+	}
+	if got := gitProtected(t.TempDir()); got != nil {
+		t.Errorf("outside a repository: %q", got)
+	}
+
+	w, err := tool.OpenWorkspace(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	sandboxtest.New(t, sandbox.Config{Workspace: ws}) // skips or fails without bwrap
+	sb, err := openSandbox(Options{Sandbox: true, Home: t.TempDir()}, w, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(t.TempDir(), "PWNED")
+	hook := "printf '#!/bin/sh\\ntouch " + marker + "\\n'"
+	for _, script := range []string{
+		"mkdir -p .husky && " + hook + " > .husky/pre-commit && chmod +x .husky/pre-commit",
+		hook + " > tools/clean.sh",
+		"mv tools t2 && mkdir tools && " + hook + " > tools/clean.sh && chmod +x tools/clean.sh",
+		"printf '[core]\\n\\thooksPath = h2\\n' >> shared.gitconfig",
+		hook + " > scripts/y.sh",
+	} {
+		p, err := sb.Prepare([]string{"/bin/sh", "-c", script}, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(p.Args[0], p.Args[1:]...)
+		cmd.Env = sb.Env(os.Environ())
+		if out, err := cmd.CombinedOutput(); err == nil {
+			t.Errorf("%q succeeded in the sandbox:\n%s", script, out)
+		}
+		p.Release()
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".gitattributes"), []byte("*.md filter=x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitCmd(t, ws, "add", ".")
+	gitCmd(t, ws, "commit", "-q", "-m", "x")
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a program planted in the sandbox ran on the host")
+	}
+	if _, err := os.Lstat(filepath.Join(ws, ".husky")); err == nil {
+		t.Error(".husky exists on the host")
 	}
 }

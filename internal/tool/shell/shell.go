@@ -195,11 +195,12 @@ func (b *Bash) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	argv := []string{b.opts.Shell, "-c", a.Command}
 	env := filterEnv(b.opts.Env, b.opts.StripEnv)
 	if sb := b.opts.Sandbox; sb != nil {
-		var err error
-		if argv, err = sb.Args(argv, b.dir); err != nil {
+		prep, err := sb.Prepare(argv, b.dir)
+		if err != nil {
 			return tool.Result{}, fmt.Errorf("the command was not run: %w", err)
 		}
-		env = sb.Env(env)
+		defer prep.Release() // after proc.Run: the sandbox is gone with bwrap
+		argv, env = prep.Args, sb.Env(env)
 	}
 	pr := proc.Run(ctx, proc.Spec{
 		Path: argv[0], Args: argv, Dir: b.dir, Env: env,
