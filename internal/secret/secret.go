@@ -293,15 +293,34 @@ func Scan(text string) (findings []Finding, err error) {
 			findings, err = nil, refusal.Errorf(CodeScanFailed, "the secret scanner failed (%v); the text must not be emitted", r)
 		}
 	}()
-	findings = scanRules(text, false)
-	findings = append(findings, scanBase64(text)...)
+	return scanViews(text), nil
+}
+
+// scanViews scans text and each of its decoded views (see decode.go) with every rule and the
+// base64 re-scan, and maps the findings back to text.
+func scanViews(text string) []Finding {
+	vs := views(text)
+	var findings []Finding
+	for k := range vs {
+		fs := scanRules(vs[k].text, false)
+		fs = append(fs, scanBase64(vs[k].text)...)
+		for _, f := range fs {
+			for j := k; j >= 1; j-- {
+				f.Start, f.End = vs[j].srcStart(f.Start), vs[j].srcEnd(f.End)
+			}
+			findings = append(findings, f)
+		}
+	}
+	if len(vs) > 1 && len(findings) > 0 {
+		widen(findings, escapeSpans(vs))
+	}
 	sort.Slice(findings, func(i, j int) bool {
 		if findings[i].Start != findings[j].Start {
 			return findings[i].Start < findings[j].Start
 		}
 		return findings[i].RuleID < findings[j].RuleID
 	})
-	return dedupe(findings), nil
+	return dedupe(findings)
 }
 
 func scanRules(text string, specificOnly bool) []Finding {
@@ -360,20 +379,35 @@ func scanBase64(text string) []Finding {
 			continue
 		}
 		budget -= len(dec)
-		for _, f := range scanRules(string(dec), true) {
-			out = append(out, Finding{RuleID: "base64:" + f.RuleID, Start: m[0], End: m[1], Preview: fmt.Sprintf("[base64 %s, %d bytes]", f.RuleID, m[1]-m[0])})
-			break
+		if id := specificRule(string(dec)); id != "" {
+			out = append(out, Finding{RuleID: "base64:" + id, Start: m[0], End: m[1], Preview: fmt.Sprintf("[base64 %s, %d bytes]", id, m[1]-m[0])})
 		}
 	}
 	return out
 }
 
+// specificRule names the first specific rule that finds a secret in decoded base64 text or
+// in its decoded views (a base64 JSON document with an escaped key in it); "" when none does.
+func specificRule(text string) string {
+	for _, v := range views(text) {
+		if fs := scanRules(v.text, true); len(fs) > 0 {
+			return fs[0].RuleID
+		}
+	}
+	return ""
+}
+
+// dedupe merges findings of one rule that overlap (the same secret found in the text and in
+// a decoded view of it) into the first; fs is ordered by start.
 func dedupe(fs []Finding) []Finding {
 	var out []Finding
+	last := map[string]int{} // rule id -> index in out of its latest finding
 	for _, f := range fs {
-		if n := len(out); n > 0 && out[n-1].Start == f.Start && out[n-1].End == f.End && out[n-1].RuleID == f.RuleID {
+		if i, ok := last[f.RuleID]; ok && f.Start < out[i].End {
+			out[i].End = max(out[i].End, f.End)
 			continue
 		}
+		last[f.RuleID] = len(out)
 		out = append(out, f)
 	}
 	return out
