@@ -14,8 +14,10 @@ import (
 )
 
 // RuleSetVersion identifies the secret-scanning rule set. It changes whenever a rule is
-// added, removed or changed, so a recorded scan says which rules it applied.
-const RuleSetVersion = "2026.1"
+// added, removed or changed, or the encodings it sees through change, so a recorded scan
+// says which rules it applied. 2026.2: JSON string escapes, percent-encoding and HTML
+// character references are decoded (see the package doc).
+const RuleSetVersion = "2026.2"
 
 // The codes of the scanner's refusals (*[refusal.Error]). Codes are stable strings, never
 // renamed once released.
@@ -34,7 +36,8 @@ type Finding struct {
 	// RuleID names the rule ("github-token"); a secret found inside base64-encoded text has
 	// the rule id prefixed with "base64:".
 	RuleID string `json:"ruleId"`
-	// Start and End are the byte offsets of the secret in the scanned text.
+	// Start and End are the byte offsets of the secret in the scanned text; for a secret
+	// found through escapes, of all its escaped bytes.
 	Start int `json:"start"`
 	End   int `json:"end"`
 	// Preview shows at most the secret's fixed, public prefix ("ghp_") and its length.
