@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -354,4 +356,43 @@ func FuzzRedactJSONRaw(f *testing.F) {
 			t.Fatalf("not valid JSON: %s", out)
 		}
 	})
+}
+
+// BenchmarkScanJSONTranscript scans a 1 MiB JSON export-like document full of escapes (each
+// decoded view is one more pass over the text).
+func BenchmarkScanJSONTranscript(b *testing.B) {
+	var sb strings.Builder
+	for sb.Len() < 1<<20 {
+		inner, _ := json.Marshal(map[string]string{"path": "src/main.go", "content": "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"})
+		line, _ := json.Marshal(map[string]any{"role": "assistant", "text": "I will edit the file & run it.", "arguments": string(inner)})
+		sb.Write(line)
+		sb.WriteByte('\n')
+	}
+	text := sb.String()
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		if _, err := Scan(text); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestBase64RunsMatchesTheExpression: the hand-written run finder finds what the regular
+// expression it replaced finds.
+func TestBase64RunsMatchesTheExpression(t *testing.T) {
+	re := regexp.MustCompile(`[A-Za-z0-9+/_-]{40,}={0,2}`)
+	texts := []string{"", strings.Repeat("a", 39), strings.Repeat("a", 40), strings.Repeat("a", 40) + "===x", "x " + strings.Repeat("Ab+/", 11) + "= y" + strings.Repeat("-_", 30) + "==",
+		strings.Repeat("a", 39) + "=" + strings.Repeat("b", 41) + "=="}
+	for range 200 {
+		texts = append(texts, randFrom(b64+"_-= .\n", 40+fixtureRand.IntN(400)))
+	}
+	for _, text := range texts {
+		var want [][2]int
+		for _, m := range re.FindAllStringIndex(text, -1) {
+			want = append(want, [2]int{m[0], m[1]})
+		}
+		if got := base64Runs(text); !slices.Equal(got, want) {
+			t.Fatalf("base64Runs(%q) = %v, want %v", text, got, want)
+		}
+	}
 }
