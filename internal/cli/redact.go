@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -29,9 +28,10 @@ import (
 const markdownChunk = 16 << 20
 
 // redactTranscript returns text with every secret found replaced, and a notice for stderr
-// ("" when nothing was found). isJSON says text is a JSON document: each of its strings is
-// decoded and scanned on its own (so escapes hide nothing) and re-encoded, so the result
-// stays valid JSON. An error means the text must not be written.
+// ("" when nothing was found). Escapes hide nothing: secret.Scan sees through JSON string
+// escapes (a tool call's arguments in markdown are JSON text), percent-encoding and HTML
+// character references. isJSON says text is a JSON document, redacted with secret.RedactJSON
+// so that the result stays valid JSON. An error means the text must not be written.
 func redactTranscript(text string, isJSON bool) (string, string, error) {
 	counts := map[string]int{}
 	var out string
@@ -75,54 +75,16 @@ func redactMarkdown(text string, counts map[string]int) (string, error) {
 	return b.String(), nil
 }
 
-// redactJSONStrings scans every string of a JSON document (keys included) after decoding
-// its escapes, and re-encodes the strings that held secrets.
+// redactJSONStrings redacts a JSON document with secret.RedactJSON: every string is scanned
+// through its escapes (a tool call's arguments are a JSON string holding JSON) and each
+// secret is replaced inside its string, so the result stays valid JSON.
 func redactJSONStrings(doc string, counts map[string]int) (string, error) {
-	var b strings.Builder
-	last := 0
-	for i := 0; i < len(doc); i++ {
-		if doc[i] != '"' {
-			continue
-		}
-		j := i + 1
-		for j < len(doc) && doc[j] != '"' {
-			if doc[j] == '\\' {
-				j++
-			}
-			j++
-		}
-		if j >= len(doc) {
-			return "", fmt.Errorf("unterminated JSON string at byte %d", i)
-		}
-		tok := doc[i : j+1]
-		s := tok[1 : len(tok)-1]
-		if strings.IndexByte(s, '\\') >= 0 {
-			if err := json.Unmarshal([]byte(tok), &s); err != nil {
-				return "", fmt.Errorf("JSON string at byte %d: %w", i, err)
-			}
-		}
-		fs, err := secret.Scan(s)
-		if err != nil {
-			return "", err
-		}
-		if len(fs) > 0 {
-			for _, f := range fs {
-				counts[f.RuleID]++
-			}
-			enc, err := json.Marshal(secret.RedactFindings(s, fs))
-			if err != nil {
-				return "", err
-			}
-			b.WriteString(doc[last:i])
-			b.Write(enc)
-			last = j + 1
-		}
-		i = j
+	out, fs, err := secret.RedactJSON(doc)
+	if err != nil {
+		return "", err
 	}
-	b.WriteString(doc[last:])
-	out := b.String()
-	if !json.Valid([]byte(out)) {
-		return "", fmt.Errorf("the redacted JSON document is not valid JSON")
+	for _, f := range fs {
+		counts[f.RuleID]++
 	}
 	return out, nil
 }

@@ -1,7 +1,9 @@
 package run
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -79,6 +81,13 @@ func TestResearchFreshSessionCanary(t *testing.T) {
 	}
 	if rep.Stage != StageSpecification || len(rep.Stages) != 4 || rep.Stages[0].State != "completed" || rep.Stages[1].State != "completed" {
 		t.Fatalf("report = %+v", rep)
+	}
+	// The status report names the run's inputs by id and digest, never by their text.
+	var shown bytes.Buffer
+	rep.WriteText(&shown)
+	if js, _ := json.Marshal(rep); bytes.Contains(js, []byte("Do a thing")) || bytes.Contains(js, []byte("CANARY-7f3a")) ||
+		strings.Contains(shown.String(), "Do a thing") || strings.Contains(shown.String(), "CANARY-7f3a") {
+		t.Fatalf("the status report holds requirement or model text:\n%s", shown.String())
 	}
 	atts := rep.Stages[0].Attempts
 	if len(atts) != 2 || atts[0].Reason != "contract_missing" || atts[1].Outcome != "accepted" || atts[1].Artifact == nil {

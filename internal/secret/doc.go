@@ -15,6 +15,21 @@
 // each finding with "[REDACTED:rule-id]"; [RedactFindings] does so for findings already
 // made.
 //
+// # Encodings
+//
+// Escapes hide nothing. [Scan] scans the text as it stands and decoded: JSON string escapes
+// (\n \t \r \b \f \" \\ \/ and \uXXXX, surrogate pairs included — so a key after "\n" in a
+// tool call's arguments is found although the raw text puts no word boundary before it),
+// percent-encoding (%2B) and HTML character references (&#43; &#x2B; &amp; &lt; &gt; &quot;
+// &apos;), decoded again as long as that changes something, up to four times (a JSON string
+// holding JSON holding JSON). The base64 re-scan runs on every decoded form. A finding made
+// in a decoded form is reported at the bytes of the text it came from, and no finding starts
+// or ends inside an escape, so replacing it never breaks an escape. [RedactJSON] redacts a JSON
+// document: each secret is replaced inside the string that holds it (a finding that runs on
+// past a string's end, a PEM key without its END line, is cut at each string it touches),
+// so the result is valid JSON. Not decoded: base32, hex, gzip, "+" as a space in a query, named HTML
+// references other than those above.
+//
 // The regular expressions are compiled on first use, not when the program starts.
 //
 // # Contract

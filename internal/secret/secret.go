@@ -14,8 +14,10 @@ import (
 )
 
 // RuleSetVersion identifies the secret-scanning rule set. It changes whenever a rule is
-// added, removed or changed, so a recorded scan says which rules it applied.
-const RuleSetVersion = "2026.1"
+// added, removed or changed, or the encodings it sees through change, so a recorded scan
+// says which rules it applied. 2026.2: JSON string escapes, percent-encoding and HTML
+// character references are decoded (see the package doc).
+const RuleSetVersion = "2026.2"
 
 // The codes of the scanner's refusals (*[refusal.Error]). Codes are stable strings, never
 // renamed once released.
@@ -34,7 +36,8 @@ type Finding struct {
 	// RuleID names the rule ("github-token"); a secret found inside base64-encoded text has
 	// the rule id prefixed with "base64:".
 	RuleID string `json:"ruleId"`
-	// Start and End are the byte offsets of the secret in the scanned text.
+	// Start and End are the byte offsets of the secret in the scanned text; for a secret
+	// found through escapes, of all its escaped bytes.
 	Start int `json:"start"`
 	End   int `json:"end"`
 	// Preview shows at most the secret's fixed, public prefix ("ghp_") and its length.
@@ -293,15 +296,34 @@ func Scan(text string) (findings []Finding, err error) {
 			findings, err = nil, refusal.Errorf(CodeScanFailed, "the secret scanner failed (%v); the text must not be emitted", r)
 		}
 	}()
-	findings = scanRules(text, false)
-	findings = append(findings, scanBase64(text)...)
+	return scanViews(text), nil
+}
+
+// scanViews scans text and each of its decoded views (see decode.go) with every rule and the
+// base64 re-scan, and maps the findings back to text.
+func scanViews(text string) []Finding {
+	vs := views(text)
+	var findings []Finding
+	for k := range vs {
+		fs := scanRules(vs[k].text, false)
+		fs = append(fs, scanBase64(vs[k].text)...)
+		for _, f := range fs {
+			for j := k; j >= 1; j-- {
+				f.Start, f.End = vs[j].srcStart(f.Start), vs[j].srcEnd(f.End)
+			}
+			findings = append(findings, f)
+		}
+	}
+	if len(vs) > 1 && len(findings) > 0 {
+		widen(findings, escapeSpans(vs))
+	}
 	sort.Slice(findings, func(i, j int) bool {
 		if findings[i].Start != findings[j].Start {
 			return findings[i].Start < findings[j].Start
 		}
 		return findings[i].RuleID < findings[j].RuleID
 	})
-	return dedupe(findings), nil
+	return dedupe(findings)
 }
 
 func scanRules(text string, specificOnly bool) []Finding {
@@ -340,14 +362,42 @@ func scanRules(text string, specificOnly bool) []Finding {
 	return out
 }
 
-var base64Run = lazyRegexp(`[A-Za-z0-9+/_-]{40,}={0,2}`)
+// base64Runs finds what `[A-Za-z0-9+/_-]{40,}={0,2}` matches — every run of at least 40
+// base64 (standard or URL-safe) digits, with up to two "=" after it — in one pass: the
+// regular expression took most of a scan's time.
+func base64Runs(text string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(text); {
+		if !isBase64Digit(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && isBase64Digit(text[j]) {
+			j++
+		}
+		if j-i >= 40 {
+			end := j
+			for end < len(text) && end-j < 2 && text[end] == '=' {
+				end++
+			}
+			out = append(out, [2]int{i, end})
+		}
+		i = j
+	}
+	return out
+}
+
+func isBase64Digit(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-'
+}
 
 // scanBase64 decodes long base64 runs once and scans the result with the specific rules; a
 // finding covers the whole encoded run.
 func scanBase64(text string) []Finding {
 	var out []Finding
 	budget := MaxScanBytes
-	for _, m := range base64Run().FindAllStringIndex(text, -1) {
+	for _, m := range base64Runs(text) {
 		run := text[m[0]:m[1]]
 		var dec []byte
 		var err error
@@ -360,20 +410,35 @@ func scanBase64(text string) []Finding {
 			continue
 		}
 		budget -= len(dec)
-		for _, f := range scanRules(string(dec), true) {
-			out = append(out, Finding{RuleID: "base64:" + f.RuleID, Start: m[0], End: m[1], Preview: fmt.Sprintf("[base64 %s, %d bytes]", f.RuleID, m[1]-m[0])})
-			break
+		if id := specificRule(string(dec)); id != "" {
+			out = append(out, Finding{RuleID: "base64:" + id, Start: m[0], End: m[1], Preview: fmt.Sprintf("[base64 %s, %d bytes]", id, m[1]-m[0])})
 		}
 	}
 	return out
 }
 
+// specificRule names the first specific rule that finds a secret in decoded base64 text or
+// in its decoded views (a base64 JSON document with an escaped key in it); "" when none does.
+func specificRule(text string) string {
+	for _, v := range views(text) {
+		if fs := scanRules(v.text, true); len(fs) > 0 {
+			return fs[0].RuleID
+		}
+	}
+	return ""
+}
+
+// dedupe merges findings of one rule that overlap (the same secret found in the text and in
+// a decoded view of it) into the first; fs is ordered by start.
 func dedupe(fs []Finding) []Finding {
 	var out []Finding
+	last := map[string]int{} // rule id -> index in out of its latest finding
 	for _, f := range fs {
-		if n := len(out); n > 0 && out[n-1].Start == f.Start && out[n-1].End == f.End && out[n-1].RuleID == f.RuleID {
+		if i, ok := last[f.RuleID]; ok && f.Start < out[i].End {
+			out[i].End = max(out[i].End, f.End)
 			continue
 		}
+		last[f.RuleID] = len(out)
 		out = append(out, f)
 	}
 	return out

@@ -33,14 +33,19 @@ const (
 	canaryRetry    = "Bearer CANARYRETRYERRORMESSAGE"
 	canaryFinal    = "npm_CANARYFINALANSWER0000"
 	canaryFailure  = "sk-ant-CANARYTERMINALERROR"
+	// In the raw JSON of a tool call's arguments: after a "\n" escape, and with its first
+	// byte written "\u0041".
+	canaryEscaped = "ghp_CANARYAFTERNEWLINEESCAPE000000000"
+	canaryUnicode = "KIACANARYUNICODEESCAPE"
 )
 
 var canaries = []string{canaryPrompt, canaryThinking, canaryText, canaryArg, canaryFile, canaryOutput, canaryBadArg,
-	canaryTool, canaryRetry, canaryFinal, canaryFailure,
+	canaryTool, canaryRetry, canaryFinal, canaryFailure, canaryEscaped, "A" + canaryUnicode,
 	// Fragments, in case an exporter splits or escapes a value.
 	"CANARY"}
 
-// canaryScenario writes a file with a canary, reads it back, runs a command that prints one,
+// canaryScenario writes a file with canaries (one behind a JSON escape in the raw arguments,
+// one written in a \u escape), reads it back, runs a command that prints one,
 // makes an invalid call and a call to a tool that does not exist (both with canaries in the
 // arguments), and answers after a retried rate-limit error whose message holds a canary.
 var canaryScenario = fmt.Sprintf(`
@@ -55,7 +60,7 @@ dialogs:
       - thinking: "considering %[2]s"
         text: "I will write %[3]s"
         calls:
-          - {name: write, id: call_write, args: {path: notes.txt, content: "%[4]s"}}
+          - {name: write, id: call_write, raw: '{"path": "notes.txt", "content": "%[4]s\n%[12]s\n\u0041%[13]s"}'}
           - {name: read, id: call_read, args: {path: secret.txt}}
           - {name: bash, id: call_bash, args: {command: "echo %[6]s"}}
           - {name: read, id: call_bad, args: {path: 1, extra: "%[7]s"}}
@@ -66,7 +71,7 @@ dialogs:
         text: "done %[10]s"
         usage: {input: 200, output: 5}
 `, canaryPrompt, canaryThinking, canaryText, canaryArg, canaryFile, canaryOutput, canaryBadArg, canaryTool, canaryRetry,
-	canaryFinal, canaryFailure)
+	canaryFinal, canaryFailure, canaryEscaped, canaryUnicode)
 
 // tee exports to several exporters.
 type tee []sdktrace.SpanExporter

@@ -248,6 +248,44 @@ func TestResearch(t *testing.T) {
 	runCases(t, KindResearch, cases)
 }
 
+// TestEscapedSecretsRefused: a secret is refused in every encoding the submission can carry it
+// in — after a JSON escape, written in \u escapes, and inside a string whose decoded text is
+// itself escaped (a literal "\n" before the token, where the raw text has no word boundary) —
+// in a value and in a key, and the refusal never repeats it.
+func TestEscapedSecretsRefused(t *testing.T) {
+	tok := fakeSecret(t)
+	var allU strings.Builder
+	for _, c := range []byte(tok) {
+		fmt.Fprintf(&allU, `\u%04x`, c)
+	}
+	// Each form is the raw contents of a JSON string.
+	forms := map[string]string{
+		`after \n`:                 `see\n` + tok,
+		`after \u000a`:             `see\u000a` + tok,
+		`first byte \u`:            `see \u0067` + tok[1:],
+		`all \u`:                   `see ` + allU.String(),
+		`after a decoded \n`:       `see\\n` + tok,
+		`after a decoded \t`:       `echo \"x\\t` + tok + `\"`,
+		`decoded \u first byte`:    `see \\u0067` + tok[1:],
+		`in nested JSON arguments`: `{\"content\":\"line\\n` + tok + `\"}`,
+	}
+	var cases []tcase
+	for name, contents := range forms {
+		value := func(t *testing.T) []byte {
+			d := minimalResearch()
+			d["establishedEvidence"] = []any{doc{"id": "e1", "statement": "PLACEHOLDER", "references": []any{"requirement"}}}
+			return []byte(strings.Replace(string(mustJSON(t, d)), "PLACEHOLDER", contents, 1))
+		}
+		key := func(t *testing.T) []byte {
+			return []byte(strings.Replace(string(mustJSON(t, minimalResearch())), `"stage"`, `"`+contents+`":1,"stage"`, 1))
+		}
+		cases = append(cases,
+			tcase{name: name + " in a value", raw: value, refs: packRefs, want: []Code{CodeSecret}, path: "establishedEvidence[0].statement"},
+			tcase{name: name + " in a key", raw: key, refs: packRefs, want: []Code{CodeSecret}})
+	}
+	runCases(t, KindResearch, cases)
+}
+
 func TestSpecification(t *testing.T) {
 	item := func(i int) any { return doc{"id": fmt.Sprintf("s%d", i), "title": "t", "body": "", "items": []any{}} }
 	cases := commonCases(KindSpecification, minimalSpec, packRefs, "sections", item)
