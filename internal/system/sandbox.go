@@ -35,7 +35,11 @@ func openSandbox(o Options, ws *tool.Workspace, masks []string) (*sandbox.Sandbo
 			hide = append(hide, d)
 		}
 	}
-	protect := append(slices.Clone(sandbox.DefaultProtect), gitProtected(ws.Dir)...)
+	nested, err := nestedProtected(ws.Dir)
+	if err != nil {
+		return nil, err
+	}
+	protect := slices.Concat(sandbox.DefaultProtect, gitProtected(ws.Dir), nested)
 	sb, err := sandbox.New(sandbox.Config{Workspace: ws.Dir, Hide: hide, Mask: masks, Protect: protect})
 	if err == nil {
 		err = sb.Check(context.Background())

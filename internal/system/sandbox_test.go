@@ -143,3 +143,68 @@ func TestGitProtected(t *testing.T) {
 		t.Error(".husky exists on the host")
 	}
 }
+
+// TestNestedRepositoryProtected: a repository in a subdirectory (and a subdirectory's own
+// .rein) is protected in the sandbox like the top-level one: a hook planted in its .git, or
+// the .git rebuilt, never runs at the host's next commit there.
+func TestNestedRepositoryProtected(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(ws, "vendor", "lib")
+	if err := os.MkdirAll(filepath.Join(ws, "pkg", ".rein"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitCmd(t, sub, "init", "-q", "-b", "main")
+	got, err := nestedProtected(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"pkg/.rein", "vendor/lib/.git"}; !slices.Equal(got, want) {
+		t.Fatalf("nestedProtected = %q, want %q", got, want)
+	}
+	w, err := tool.OpenWorkspace(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	sandboxtest.New(t, sandbox.Config{Workspace: ws}) // skips or fails without bwrap
+	sb, err := openSandbox(Options{Sandbox: true, Home: t.TempDir()}, w, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(t.TempDir(), "PWNED")
+	hook := "printf '#!/bin/sh\\ntouch " + marker + "\\n'"
+	for _, script := range []string{
+		hook + " > vendor/lib/.git/hooks/pre-commit && chmod +x vendor/lib/.git/hooks/pre-commit",
+		"mv vendor/lib/.git vendor/lib/.git-old",
+		"cd vendor && mv lib lib2",
+		"echo '{}' > pkg/.rein/settings.json",
+	} {
+		p, err := sb.Prepare([]string{"/bin/sh", "-c", script}, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(p.Args[0], p.Args[1:]...)
+		cmd.Env = sb.Env(os.Environ())
+		if out, err := cmd.CombinedOutput(); err == nil {
+			t.Errorf("%q succeeded in the sandbox:\n%s", script, out)
+		}
+		p.Release()
+	}
+	if err := os.WriteFile(filepath.Join(sub, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitCmd(t, sub, "add", ".")
+	gitCmd(t, sub, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "x")
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a hook planted in the nested repository ran on the host")
+	}
+}
