@@ -97,11 +97,16 @@
 // [Reconcile] compares every locked input with its current state: the running harness (version
 // and binary digest), the profile digest, each role's model policy, each guidance file's digest,
 // each skill's tree digest, the workflow digest, the requirement source and the run's own
-// artifacts. Start reconciles before and after Preflight; status does so on every call. Any
-// difference is a typed blocker (run_harness_package_drift, run_profile_drift,
-// run_model_policy_drift, run_guidance_drift, run_skill_drift, run_workflow_drift,
-// run_requirement_drift, run_lock_tampered) with recovery options, recorded once in the run
-// ledger; a blocked run stays blocked (nothing continues on a drifted input).
+// artifacts. Start reconciles before and after Preflight; Next, Resume, Clarify and the gates
+// on every call, recording what changed; [Status] in memory only (it opens the ledger
+// read-only and writes nothing anywhere). Any difference is a typed blocker
+// (run_harness_package_drift, run_profile_drift, run_model_policy_drift, run_guidance_drift,
+// run_skill_drift, run_workflow_drift, run_requirement_drift, run_lock_tampered) naming its
+// input ([Blocker].Input) with recovery options, recorded once in the run ledger. A recorded
+// drift blocker is re-evaluated every time: when its input matches the lock again it lifts (a
+// [KindBlockerLifted] record with the evidence; Status only reports it). Nothing lifts before
+// Preflight passed or while the execution lock cannot be read; other blockers stay until their
+// own recovery.
 //
 // # Recorded evidence
 //

@@ -39,8 +39,11 @@ const (
 // Blocker is one reason the run cannot continue, with what a person can do about it. Detail
 // names paths, ids and digests only, never requirement text.
 type Blocker struct {
-	Code     string   `json:"code"`
-	Stage    string   `json:"stage"`
+	Code  string `json:"code"`
+	Stage string `json:"stage"`
+	// Input names the locked input a drift blocker is about (guidance:PATH, skill:NAME,
+	// profile, models.ROLE, workflow, requirement, lock, harness); "" for other blockers.
+	Input    string   `json:"input,omitempty"`
 	Detail   string   `json:"detail"`
 	Recovery []string `json:"recovery"`
 }

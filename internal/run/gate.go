@@ -51,9 +51,6 @@ func openGate(env Env, id, gate string, reject bool) (*Run, *ledger.Ledger, arti
 	if r.Aborted {
 		return fail(fmt.Errorf("%w: run %s was aborted", ErrFinished, id))
 	}
-	if len(r.Blockers) > 0 {
-		return fail(&BlockedError{RunID: id, Blockers: r.Blockers})
-	}
 	if err := r.reconcileAndRecord(env, l); err != nil {
 		return fail(err)
 	}

@@ -111,7 +111,7 @@ func Preflight(project string, lock Lock, snap Snapshot) PreflightResult {
 }
 
 func guidanceBlocker(stage string, g Guidance, what string) Blocker {
-	return Blocker{Code: BlockGuidanceDrift, Stage: stage,
+	return Blocker{Code: BlockGuidanceDrift, Stage: stage, Input: "guidance:" + g.Path,
 		Detail: fmt.Sprintf("guidance file %s %s; the run is locked to %s", g.Path, what, g.Digest),
 		Recovery: []string{"restore " + g.Path + " to the locked content (digest " + g.Digest + ")",
 			"update the digest in the profile, approve it, abort this run and start a new one"}}

@@ -88,9 +88,6 @@ func (r *Run) ready(env Env, l *ledger.Ledger) error {
 	if r.Aborted {
 		return fmt.Errorf("%w: run %s was aborted", ErrFinished, r.ID)
 	}
-	if len(r.Blockers) > 0 {
-		return &BlockedError{RunID: r.ID, Blockers: r.Blockers}
-	}
 	if err := r.reconcileAndRecord(env, l); err != nil {
 		return err
 	}

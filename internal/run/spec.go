@@ -192,9 +192,6 @@ func Clarify(env Env, id string, answers map[string]string) (artifact.Reference,
 	if r.Aborted {
 		return ref, fmt.Errorf("%w: run %s was aborted", ErrFinished, id)
 	}
-	if len(r.Blockers) > 0 {
-		return ref, &BlockedError{RunID: id, Blockers: r.Blockers}
-	}
 	if err := r.reconcileAndRecord(env, l); err != nil {
 		return ref, err
 	}

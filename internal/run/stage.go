@@ -106,9 +106,6 @@ func Next(ctx context.Context, env Env, id string) (string, error) {
 	if r.Aborted {
 		return "", fmt.Errorf("%w: run %s was aborted", ErrFinished, id)
 	}
-	if len(r.Blockers) > 0 {
-		return "", &BlockedError{RunID: id, Blockers: r.Blockers}
-	}
 	if err := r.reconcileAndRecord(env, l); err != nil {
 		return "", err
 	}

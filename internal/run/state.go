@@ -118,7 +118,11 @@ func checkRunHeader(id, dir string, h ledger.Header) error {
 
 // openRun opens a run's ledger for writing and rebuilds its state. A ledger that does not
 // verify, or whose header names another run, fails naming the run and the corruption.
-func openRun(home, id string) (*Run, *ledger.Ledger, error) {
+func openRun(home, id string) (*Run, *ledger.Ledger, error) { return openRunMode(home, id, false) }
+
+// openRunMode is openRun; readOnly opens the ledger without its lock and refuses writes (a
+// torn tail is left as it is): what status reads through.
+func openRunMode(home, id string, readOnly bool) (*Run, *ledger.Ledger, error) {
 	if !ledger.ValidID(id) {
 		return nil, nil, fmt.Errorf("%w: %q", ErrNoRun, id)
 	}
@@ -126,7 +130,11 @@ func openRun(home, id string) (*Run, *ledger.Ledger, error) {
 	if _, err := os.Stat(filepath.Join(dir, ledger.FileName)); err != nil {
 		return nil, nil, fmt.Errorf("%w: %s", ErrNoRun, id)
 	}
-	l, _, err := ledger.Open(dir, ledger.Options{})
+	open := ledger.Open
+	if readOnly {
+		open = ledger.OpenReadOnly
+	}
+	l, _, err := open(dir, ledger.Options{})
 	if err != nil {
 		return nil, nil, runLedgerError(id, dir, err)
 	}
@@ -199,6 +207,12 @@ func (r *Run) apply(rec ledger.Record) error {
 			return err
 		}
 		r.Blockers = append(r.Blockers, b.Blockers...)
+	case KindBlockerLifted:
+		var b liftedBody
+		if err := json.Unmarshal(rec.Body, &b); err != nil {
+			return err
+		}
+		r.Blockers = slices.DeleteFunc(r.Blockers, func(o Blocker) bool { return sameBlocker(o, b.Blocker) })
 	case KindAborted:
 		r.Aborted = true
 	case KindClarified:
@@ -255,9 +269,9 @@ func (r *Run) readArtifact(id string) ([]byte, error) {
 // difference.
 func (r *Run) Reconcile(env Env) []Blocker {
 	var bs []Blocker
-	block := func(code, detail string, recovery ...string) {
+	block := func(code, input, detail string, recovery ...string) {
 		recovery = append(recovery, "abort the run (rein run abort "+r.ID+") and start a new one on the current inputs")
-		bs = append(bs, Blocker{Code: code, Stage: r.Stage, Detail: detail, Recovery: recovery})
+		bs = append(bs, Blocker{Code: code, Stage: r.Stage, Input: input, Detail: detail, Recovery: recovery})
 	}
 	lockData, err := r.readArtifact(ArtLock)
 	var lock Lock
@@ -265,7 +279,7 @@ func (r *Run) Reconcile(env Env) []Blocker {
 		err = decodeArtifact(lockData, &lock)
 	}
 	if err != nil {
-		block(BlockLockTampered, "execution lock: "+err.Error(), "restore the run's execution-lock.md from version control or backup")
+		block(BlockLockTampered, InputLock, "execution lock: "+err.Error(), "restore the run's execution-lock.md from version control or backup")
 		return bs
 	}
 	r.Lock = &lock
@@ -278,31 +292,32 @@ func (r *Run) Reconcile(env Env) []Blocker {
 		_, err = r.readArtifact(ArtRequirement)
 	}
 	if err != nil {
-		block(BlockRequirementDrift, "requirement snapshot: "+err.Error(), "restore the run's requirement artifacts")
+		block(BlockRequirementDrift, InputRequirement, "requirement snapshot: "+err.Error(), "restore the run's requirement artifacts")
 	} else {
 		r.Snapshot = &snap
 		if d, err := FileDigest(resolve(r.Project, snap.Path)); err != nil {
-			block(BlockRequirementDrift, "requirement source "+snap.Path+" is missing or unreadable", "restore "+snap.Path+" (content digest "+string(snap.ContentDigest)+")")
+			block(BlockRequirementDrift, InputRequirement, "requirement source "+snap.Path+" is missing or unreadable", "restore "+snap.Path+" (content digest "+string(snap.ContentDigest)+")")
 		} else if d != snap.ContentDigest {
-			block(BlockRequirementDrift, fmt.Sprintf("requirement source %s has digest %s; the snapshot has %s", snap.Path, d, snap.ContentDigest),
+			block(BlockRequirementDrift, InputRequirement, fmt.Sprintf("requirement source %s has digest %s; the snapshot has %s", snap.Path, d, snap.ContentDigest),
 				"restore "+snap.Path+" to the snapshot's content")
 		}
 	}
 	if env.Harness != lock.Harness {
-		block(BlockHarnessDrift, fmt.Sprintf("this harness is version %s binary %s; the run is locked to version %s binary %s",
+		block(BlockHarnessDrift, InputHarness, fmt.Sprintf("harness upgrade: this rein is version %s binary %s; the run is locked to version %s binary %s",
 			env.Harness.Version, env.Harness.BinaryDigest, lock.Harness.Version, lock.Harness.BinaryDigest),
-			"continue with the locked harness binary (version "+lock.Harness.Version+")")
+			"continue with the locked binary: run `rein run next "+r.ID+"` with the rein binary whose digest is "+lock.Harness.BinaryDigest+
+				" (version "+lock.Harness.Version+"); the blocker lifts when that binary reconciles the run")
 	}
 	if d := env.Workflow.Digest(); d != lock.Workflow.Digest {
-		block(BlockWorkflowDrift, fmt.Sprintf("this harness runs workflow %s v%d (%s); the run is locked to %s v%d (%s)",
+		block(BlockWorkflowDrift, InputWorkflow, fmt.Sprintf("this harness runs workflow %s v%d (%s); the run is locked to %s v%d (%s)",
 			env.Workflow.ID, env.Workflow.Version, d, lock.Workflow.ID, lock.Workflow.Version, lock.Workflow.Digest),
 			"continue with a harness whose workflow digest is "+string(lock.Workflow.Digest))
 	}
 	profData, err := os.ReadFile(filepath.Join(r.Project, ProfilePath))
 	if err != nil {
-		block(BlockProfileDrift, ProfilePath+" is missing or unreadable", "restore "+ProfilePath+" (digest "+string(lock.ProfileDigest)+")")
+		block(BlockProfileDrift, InputProfile, ProfilePath+" is missing or unreadable", "restore "+ProfilePath+" (digest "+string(lock.ProfileDigest)+")")
 	} else if d := artifact.Sum(profData); d != lock.ProfileDigest {
-		block(BlockProfileDrift, fmt.Sprintf("%s has digest %s; the run is locked to %s", ProfilePath, d, lock.ProfileDigest),
+		block(BlockProfileDrift, InputProfile, fmt.Sprintf("%s has digest %s; the run is locked to %s", ProfilePath, d, lock.ProfileDigest),
 			"restore "+ProfilePath+" to the locked content (digest "+string(lock.ProfileDigest)+")")
 		var cur Profile
 		if p, err := ParseProfile(profData); err == nil {
@@ -312,7 +327,7 @@ func (r *Run) Reconcile(env Env) []Blocker {
 			a, _ := json.Marshal(cur.Models[role])
 			b, _ := json.Marshal(lock.Models[role])
 			if string(a) != string(b) {
-				block(BlockModelPolicyDrift, fmt.Sprintf("the %s role's model policy (%s/%s) differs from the locked one (%s/%s, budget %d turns, %d tokens, %s)",
+				block(BlockModelPolicyDrift, "models."+role, fmt.Sprintf("the %s role's model policy (%s/%s) differs from the locked one (%s/%s, budget %d turns, %d tokens, %s)",
 					role, cur.Models[role].Provider, cur.Models[role].Model, lock.Models[role].Provider, lock.Models[role].Model,
 					lock.Models[role].Budget.ModelTurns, lock.Models[role].Budget.Tokens, lock.Models[role].Budget.Elapsed),
 					"restore models."+role+" in "+ProfilePath)
@@ -330,9 +345,9 @@ func (r *Run) Reconcile(env Env) []Blocker {
 	for _, s := range lock.Skills {
 		d, err := SkillTreeDigest(filepath.Join(r.Project, filepath.FromSlash(s.Path)))
 		if err != nil {
-			block(BlockSkillDrift, fmt.Sprintf("pinned skill %s@%s at %s: %v", s.Name, s.Revision, s.Path, err), "restore "+s.Path)
+			block(BlockSkillDrift, "skill:"+s.Name, fmt.Sprintf("pinned skill %s@%s at %s: %v", s.Name, s.Revision, s.Path, err), "restore "+s.Path)
 		} else if d != s.TreeDigest {
-			block(BlockSkillDrift, fmt.Sprintf("pinned skill %s@%s at %s has tree digest %s; the run is locked to %s", s.Name, s.Revision, s.Path, d, s.TreeDigest),
+			block(BlockSkillDrift, "skill:"+s.Name, fmt.Sprintf("pinned skill %s@%s at %s has tree digest %s; the run is locked to %s", s.Name, s.Revision, s.Path, d, s.TreeDigest),
 				"restore "+s.Path+" to revision "+s.Revision)
 		}
 	}
@@ -342,27 +357,6 @@ func (r *Run) Reconcile(env Env) []Blocker {
 func withAbort(b Blocker, id string) Blocker {
 	b.Recovery = append(b.Recovery, "abort the run (rein run abort "+id+") and start a new one on the current inputs")
 	return b
-}
-
-// reconcileAndRecord reconciles and records the blockers not yet recorded; any blocker stops.
-func (r *Run) reconcileAndRecord(env Env, l *ledger.Ledger) error {
-	bs := r.Reconcile(env)
-	if len(bs) == 0 {
-		return nil
-	}
-	var fresh []Blocker
-	for _, b := range bs {
-		if !slices.ContainsFunc(r.Blockers, func(o Blocker) bool { return o.Code == b.Code && o.Detail == b.Detail }) {
-			fresh = append(fresh, b)
-		}
-	}
-	if len(fresh) > 0 {
-		if _, err := l.Append(ledger.Entry{Kind: KindBlocked, Body: blockedBody{Blockers: fresh}}); err != nil {
-			return err
-		}
-		r.Blockers = append(r.Blockers, fresh...)
-	}
-	return &BlockedError{RunID: r.ID, Blockers: r.Blockers}
 }
 
 // Abort records that the run was aborted.

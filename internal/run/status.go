@@ -68,24 +68,21 @@ type RoleUsage struct {
 	ElapsedMs    int64   `json:"elapsedMs"`
 }
 
-// Status rebuilds run id from its ledger, reconciles its locked inputs (recording new blockers)
-// and reports. A blocked run returns the report and a *BlockedError.
+// Status rebuilds run id from its ledger, re-evaluates its blockers against the current
+// evidence and reports. It writes nothing anywhere: the ledger is opened read-only and what
+// reconciliation finds (new drift, drift that lifted) is reported, never recorded — `rein run
+// next` and `rein run resume` record it. A blocked run returns the report and a *BlockedError.
 func Status(env Env, id string) (*Report, error) {
-	r, l, err := openRun(env.Home, id)
+	r, l, err := openRunMode(env.Home, id, true)
 	if err != nil {
 		return nil, err
 	}
 	defer l.Close()
-	var blockErr error
-	if !r.Aborted {
-		blockErr = r.reconcileAndRecord(env, l)
-		if _, ok := blockErr.(*BlockedError); blockErr != nil && !ok {
-			return nil, blockErr
-		}
-	}
 	rep := &Report{RunID: r.ID, Project: r.Project, Stage: r.Stage, Attempts: r.Attempts, Blockers: slices.Clone(r.Blockers),
 		Gaps: r.Gaps, Locked: r.Lock, Stale: []string{}, Usage: map[string]RoleUsage{}, History: HistoryNote}
 	if !r.Aborted {
+		rep.Blockers, _, _ = r.reevaluate(env)
+		rep.Locked = r.Lock
 		// Reported, never recorded: restoring what changed (or rejecting a stale gate)
 		// resolves them.
 		rep.Blockers = append(rep.Blockers, r.evidenceBlockers(env)...)
@@ -132,7 +129,7 @@ func Status(env Env, id string) (*Report, error) {
 		if s.ID == StageResearch || s.ID == StageClarification || s.ID == StageSpecification || s.ID == StageTicketPlanning {
 			sr := StageReport{Stage: s.ID, State: "pending", Attempts: r.StageAttempts[s.ID]}
 			switch {
-			case r.Stage == s.ID && slices.ContainsFunc(r.Blockers, func(b Blocker) bool { return b.Stage == s.ID }):
+			case r.Stage == s.ID && slices.ContainsFunc(rep.Blockers, func(b Blocker) bool { return b.Stage == s.ID }):
 				sr.State = "blocked"
 			case r.Stage == s.ID && r.Attempts[s.ID] > r.RoundStart[s.ID]:
 				sr.State = "running"
@@ -164,13 +161,11 @@ func Status(env Env, id string) (*Report, error) {
 		rep.State = "aborted"
 	case len(rep.Blockers) > 0:
 		rep.State = "blocked"
-		if blockErr == nil || len(rep.Blockers) > len(r.Blockers) {
-			blockErr = &BlockedError{RunID: r.ID, Blockers: rep.Blockers}
-		}
+		return rep, &BlockedError{RunID: r.ID, Blockers: rep.Blockers}
 	default:
 		rep.State = "running"
 	}
-	return rep, blockErr
+	return rep, nil
 }
 
 // WriteText writes the report for a terminal.
