@@ -54,7 +54,10 @@
 // permission gate, hooks, telemetry and the session lifecycle); run imports no tool, provider
 // or model package. Test seams come through [Env] too (Crash, SessionFS). [ResearchSystem] and
 // one request ([ResearchRequest]) starting with [RequestPrefix]; contextpack.CutAtPrefix cuts
-// every model request there. The accepted contract becomes research.md (immutable); a
+// every model request there (and fails closed without it). Every stage request ends with the
+// stage's rules and the boundary rules (input boundary, no history); the contract's schema
+// goes only as rein_stage_result's parameters. The accepted contract becomes research.md
+// (immutable); a
 // stage.attempt record {stage, attempt, outcome, reason, artifact, contractDigest, session
 // {id, dir, seq, hash}, turns, tokens, costUsd} settles every attempt. Up to
 // [MaxStageAttempts] attempts within the role's modelTurns, then [BlockStageFailed].

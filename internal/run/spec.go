@@ -1,7 +1,6 @@
 package run
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -280,9 +279,8 @@ func (r *Run) specStage() modelStage {
 	return modelStage{stage: StageSpecification, title: "Specification", kind: contract.KindSpecification, art: ArtSpec,
 		file:   attemptFile(ArtSpec),
 		system: SpecSystem, pack: r.specPack,
-		request: func(n int, pack []byte, schema json.RawMessage) string {
-			return fmt.Sprintf("%s: stage specification, attempt %d.\n\n## Pack\n\nCite these artifacts by their id.\n\n%s\n## Contract\n\nSubmit with %s a JSON document of this schema:\n\n%s\n\n## Rules\n\n%s\n",
-				RequestPrefix(r.ID), n, pack, contract.ToolName, schema, specRules)
+		request: func(n int, pack []byte) string {
+			return fmt.Sprintf("%s: stage specification, attempt %d.\n\n", RequestPrefix(r.ID), n) + requestTail(pack, specRules)
 		}}
 }
 
