@@ -70,7 +70,7 @@ func (r *Run) planStage() modelStage {
 		},
 		refs: func(p artifact.Pack) contract.Refs { return contract.PackRefs(p).WithSpecItems(items...) },
 		request: func(n int, pack []byte) string {
-			return fmt.Sprintf("%s: stage ticket-planning, attempt %d.\n\n## Specification items\n\n%v\n\n", RequestPrefix(r.ID), n, items) +
-				requestTail(pack, planRulesText)
+			return fmt.Sprintf("%s: stage ticket-planning, attempt %d.\n\n", RequestPrefix(r.ID), n) + gapsSection(r.Gaps) +
+				fmt.Sprintf("\n## Specification items\n\n%v\n\n", items) + requestTail(pack, planRulesText)
 		}}
 }

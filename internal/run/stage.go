@@ -89,6 +89,8 @@ const researchRules = `- Submit exactly one Research contract with rein_stage_re
 - List what you could not establish as remainingUnknowns; mark required the ones the delivery
   cannot proceed without, and ask a clarification question for each required unknown.
 - List evidence that is required but unavailable in requiredEvidenceUnavailable.
+- A person answers every required evidence gap above in Clarification (keyed by the gap's id);
+  do not treat one as established.
 - Never include secrets, credentials or tokens.
 - If a submission is refused, correct it following the listed problems and submit again.`
 
@@ -171,7 +173,7 @@ func (r *Run) researchStage() modelStage {
 			if err != nil {
 				return err
 			}
-			if len(requiredUnknowns(res)) > 0 {
+			if len(r.openRequired(res)) > 0 {
 				return nil
 			}
 			_, err = l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: StageClarification, Attempt: 0, Outcome: "nothing to clarify"}})
@@ -306,17 +308,8 @@ func (r *Run) researchPack() (artifact.Pack, error) {
 // text: it is rein_stage_result's parameters, sent once with the tool.
 func ResearchRequest(id string, attempt int, gaps []Gap, pack []byte) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: stage research, attempt %d.\n\n## Evidence gaps\n\n", RequestPrefix(id), attempt)
-	if len(gaps) == 0 {
-		b.WriteString("none recorded by Preflight\n")
-	}
-	for _, g := range gaps {
-		kind := "optional"
-		if g.Required {
-			kind = "required"
-		}
-		fmt.Fprintf(&b, "- %s (%s, from %s): %s\n", g.ID, kind, g.Source, g.Detail)
-	}
+	fmt.Fprintf(&b, "%s: stage research, attempt %d.\n\n", RequestPrefix(id), attempt)
+	b.WriteString(gapsSection(gaps))
 	b.WriteString("\n")
 	b.WriteString(requestTail(pack, researchRules))
 	return b.String()
