@@ -335,7 +335,7 @@ continue), status and abort.`,
 	resume.Flags().StringVar(&resumeTrace, "trace", "", traceUsage)
 	var answersFile string
 	clarify := &cobra.Command{
-		Use: "clarify RUN --answers FILE", Short: "Record answers to the research's unknowns (YAML or JSON: unknown id → answer)",
+		Use: "clarify RUN --answers FILE", Short: "Record answers to the research's unknowns and required evidence gaps (YAML or JSON: id → answer)",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if answersFile == "" {

@@ -55,8 +55,9 @@ var exitTable = []struct {
 	{code: ExitBlocked, sentinels: []error{ErrBlocked, kernel.ErrNeedsApproval, kernel.ErrHookBlocked,
 		kernel.ErrCompactionCancelled, system.ErrTrustRequired, delivery.ErrBlocked, delivery.ErrNotApproved}},
 	{code: ExitCheckFailed, sentinels: []error{ErrCheckFailed}},
-	// A record the session refused to write is rein's bug; the session itself is intact.
-	{code: ExitInternal, sentinels: []error{session.ErrInvalidRecord}},
+	// A record the session refused to write is rein's bug; the session itself is intact. So is a
+	// stage request without the prefix its context hook cuts at: the hook failed closed.
+	{code: ExitInternal, sentinels: []error{session.ErrInvalidRecord, contextpack.ErrPrefixMissing}},
 	{code: ExitSession, sentinels: []error{ledger.ErrCorrupt, ledger.ErrLocked, ledger.ErrRollback, ledger.ErrIncomplete,
 		ledger.ErrFaulted, ledger.ErrTornTail, ledger.ErrUnsupportedVersion, ledger.ErrBlobDigest, session.ErrBusy, system.ErrSessionGone,
 		artifact.ErrMismatch, artifact.ErrCorrupt, artifact.ErrNotFound}},

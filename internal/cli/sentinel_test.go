@@ -25,19 +25,20 @@ import (
 // bugs in rein, or that never end a command (they become a tool result the model sees), or
 // that callers always classify by wrapping them in a condition of their own.
 var internalSentinels = map[string]string{
-	"ledger.ErrReadOnly":         "a write through a read-only handle is a bug in rein",
-	"ledger.ErrClosed":           "a use after Close is a bug in rein",
-	"ledger.ErrDuplicateID":      "rein assigns record ids; a duplicate is a bug in rein",
-	"ledger.ErrUnknownParent":    "rein links the records it writes; a dangling parent is a bug in rein",
-	"ledger.ErrTooLarge":         "large payloads go to blobs; an oversized record is a bug in rein",
-	"kernel.ErrCompactionFailed": "a failed compaction exits with the code of its cause (model, hook, interruption); one without such a cause is a bug in rein",
-	"rpc.ErrClosed":              "stdout closed under the RPC server: the channel itself failed, and nobody reads a result",
-	"tool.ErrUnknownTool":        "a call of an unknown tool becomes a tool result the model sees, never an exit",
-	"tool.ErrOutsideWorkspace":   "a path outside the workspace becomes a tool result the model sees, never an exit",
-	"tool/grep.ErrPattern":       "a bad search pattern becomes a tool result the model sees, never an exit",
-	"run/contract.ErrRefused":    "a refused stage contract becomes a tool result the stage's model sees and corrects",
-	"strictjson.ErrTooLarge":     "callers wrap it in their own condition (configuration, usage, a tool result)",
-	"session.ErrInvalidRecord":   "a record the session refuses to write breaks its rules: a bug in rein, and nothing of it reached the ledger",
+	"ledger.ErrReadOnly":           "a write through a read-only handle is a bug in rein",
+	"ledger.ErrClosed":             "a use after Close is a bug in rein",
+	"ledger.ErrDuplicateID":        "rein assigns record ids; a duplicate is a bug in rein",
+	"ledger.ErrUnknownParent":      "rein links the records it writes; a dangling parent is a bug in rein",
+	"ledger.ErrTooLarge":           "large payloads go to blobs; an oversized record is a bug in rein",
+	"kernel.ErrCompactionFailed":   "a failed compaction exits with the code of its cause (model, hook, interruption); one without such a cause is a bug in rein",
+	"rpc.ErrClosed":                "stdout closed under the RPC server: the channel itself failed, and nobody reads a result",
+	"tool.ErrUnknownTool":          "a call of an unknown tool becomes a tool result the model sees, never an exit",
+	"tool.ErrOutsideWorkspace":     "a path outside the workspace becomes a tool result the model sees, never an exit",
+	"tool/grep.ErrPattern":         "a bad search pattern becomes a tool result the model sees, never an exit",
+	"run/contract.ErrRefused":      "a refused stage contract becomes a tool result the stage's model sees and corrects",
+	"strictjson.ErrTooLarge":       "callers wrap it in their own condition (configuration, usage, a tool result)",
+	"session.ErrInvalidRecord":     "a record the session refuses to write breaks its rules: a bug in rein, and nothing of it reached the ledger",
+	"contextpack.ErrPrefixMissing": "rein builds every stage request with the prefix its context hook cuts at; a request without it is a bug in rein, refused before anything is sent",
 }
 
 // sentinel is an exported error variable of an internal package: var ErrX = errors.New(...)

@@ -2,6 +2,7 @@ package contextpack_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -75,5 +76,40 @@ func TestCutAtPrefixKeepsEarlierTextOffTheWire(t *testing.T) {
 		if !strings.Contains(bodies[0], "second stage") {
 			t.Errorf("the request lost the current prompt:\n%s", bodies[0])
 		}
+	}
+}
+
+// TestCutAtPrefixFailsClosed runs the kernel against an httptest server that counts the
+// requests it receives: when no user message carries the prefix, the hook refuses, the run
+// fails with ErrPrefixMissing and the provider receives nothing.
+func TestCutAtPrefixFailsClosed(t *testing.T) {
+	var mu sync.Mutex
+	requests := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requests++
+		mu.Unlock()
+		http.Error(w, "no request was expected", http.StatusTeapot)
+	}))
+	defer srv.Close()
+	model := anthropic.New(anthropic.Config{Model: "claude-sonnet-4-5", BaseURL: srv.URL, APIKey: "k", HTTPClient: srv.Client()})
+	set, _ := tool.New()
+	history := []llm.Message{llm.UserText("an earlier request holding TOP-SECRET-EARLIER details")}
+	for _, prefix := range []string{"[[stage request]]", ""} {
+		rec := &kernel.Memory{}
+		a, err := kernel.New(kernel.Config{Model: model, Tools: set, Recorder: rec,
+			ContextHooks: []kernel.ContextHook{contextpack.CutAtPrefix{Prefix: prefix}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = a.Run(context.Background(), history, llm.UserText("a prompt without the prefix"))
+		if !errors.Is(err, contextpack.ErrPrefixMissing) {
+			t.Errorf("prefix %q: run error = %v, want ErrPrefixMissing", prefix, err)
+		}
+		mu.Lock()
+		if requests != 0 {
+			t.Errorf("prefix %q: the provider received %d requests, want none", prefix, requests)
+		}
+		mu.Unlock()
 	}
 }

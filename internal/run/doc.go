@@ -54,17 +54,21 @@
 // permission gate, hooks, telemetry and the session lifecycle); run imports no tool, provider
 // or model package. Test seams come through [Env] too (Crash, SessionFS). [ResearchSystem] and
 // one request ([ResearchRequest]) starting with [RequestPrefix]; contextpack.CutAtPrefix cuts
-// every model request there. The accepted contract becomes research.md (immutable); a
-// stage.attempt record {stage, attempt, outcome, reason, artifact, contractDigest, session
-// {id, dir, seq, hash}, turns, tokens, costUsd} settles every attempt. Up to
+// every model request there (and fails closed without it). Every stage request carries the
+// evidence gaps and ends with the stage's rules and the boundary rules (input boundary, no
+// history); the contract's schema goes only as rein_stage_result's parameters. The accepted
+// contract becomes research.md (immutable); a stage.attempt record {stage, attempt, outcome,
+// reason, artifact, contractDigest, session {id, dir, seq, hash}, turns, tokens, costUsd}
+// settles every attempt. Up to
 // [MaxStageAttempts] attempts within the role's modelTurns, then [BlockStageFailed].
 //
 // # Clarification, Specification and the Spec Gate
 //
-// Research's required remainingUnknowns go to Clarification: with none it completes at once;
-// otherwise [Next] refuses with [BlockClarificationRequired] (reported, not recorded) until
-// [Clarify] records the answers (strict: every key an unknown id, every required unknown
-// answered) as clarification.md and a clarification.answered record. Specification runs on the
+// Research's required remainingUnknowns and Preflight's required evidence gaps go to
+// Clarification: with none it completes at once; otherwise [Next] refuses with
+// [BlockClarificationRequired] (reported, not recorded) naming them until [Clarify] records the
+// answers (strict: every key an unknown or required gap id, every required one answered) as
+// clarification.md and a clarification.answered record. Specification runs on the
 // same runner as Research ([modelStage]) with a pack of requirement, snapshot, research,
 // clarification, the latest Spec Gate rejection reason and guidance; its accepted contract is
 // spec.md (spec-<n>.md for attempt n > 1). [ApproveGate] records a gate.decision bound to the

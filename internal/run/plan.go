@@ -1,7 +1,6 @@
 package run
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/reinhq/rein/internal/artifact"
@@ -70,8 +69,8 @@ func (r *Run) planStage() modelStage {
 			return r.withGuidance(p)
 		},
 		refs: func(p artifact.Pack) contract.Refs { return contract.PackRefs(p).WithSpecItems(items...) },
-		request: func(n int, pack []byte, schema json.RawMessage) string {
-			return fmt.Sprintf("%s: stage ticket-planning, attempt %d.\n\n## Specification items\n\n%v\n\n## Pack\n\nCite these artifacts by their id.\n\n%s\n## Contract\n\nSubmit with %s a JSON document of this schema:\n\n%s\n\n## Rules\n\n%s\n",
-				RequestPrefix(r.ID), n, items, pack, contract.ToolName, schema, planRulesText)
+		request: func(n int, pack []byte) string {
+			return fmt.Sprintf("%s: stage ticket-planning, attempt %d.\n\n", RequestPrefix(r.ID), n) + gapsSection(r.Gaps) +
+				fmt.Sprintf("\n## Specification items\n\n%v\n\n", items) + requestTail(pack, planRulesText)
 		}}
 }

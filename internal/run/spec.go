@@ -1,7 +1,6 @@
 package run
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -145,15 +144,10 @@ func (r *Run) passClarification(l *ledger.Ledger) error {
 	if err != nil {
 		return err
 	}
-	req := requiredUnknowns(res)
-	if len(req) > 0 && r.Clarification == nil {
-		ids := make([]string, len(req))
-		for i, u := range req {
-			ids[i] = u.ID
-		}
+	if ids := r.openRequired(res); len(ids) > 0 && r.Clarification == nil {
 		return &BlockedError{RunID: r.ID, Blockers: []Blocker{{Code: BlockClarificationRequired, Stage: StageClarification,
-			Detail:   fmt.Sprintf("required unknown(s) %s of the research are unanswered", strings.Join(ids, ", ")),
-			Recovery: []string{"answer them: rein run clarify " + r.ID + " --answers FILE (YAML or JSON: unknown id → answer)"}}}}
+			Detail:   fmt.Sprintf("required unknown(s) or evidence gap(s) %s are unanswered", strings.Join(ids, ", ")),
+			Recovery: []string{"answer them: rein run clarify " + r.ID + " --answers FILE (YAML or JSON: unknown or gap id → answer)"}}}}
 	}
 	_, err = l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: StageClarification, Outcome: "nothing to clarify"}})
 	return err
@@ -179,9 +173,9 @@ func ParseAnswers(data []byte) (map[string]string, error) {
 	return out, nil
 }
 
-// Clarify records answers to the research's unknowns as the immutable clarification artifact
-// and completes Clarification. Every key must name an unknown; every required unknown needs
-// an answer.
+// Clarify records answers to the research's unknowns and Preflight's required evidence gaps as
+// the immutable clarification artifact and completes Clarification. Every key must name an
+// unknown or a required gap; every required unknown and gap needs an answer.
 func Clarify(env Env, id string, answers map[string]string) (artifact.Reference, error) {
 	var ref artifact.Reference
 	r, l, err := openRun(env.Home, id)
@@ -215,6 +209,14 @@ func Clarify(env Env, id string, answers map[string]string) (artifact.Reference,
 	for _, u := range res.RemainingUnknowns {
 		known[u.ID] = u
 	}
+	// Required evidence gaps that are not also unknowns of the research are answered too.
+	var gapAnswers []string
+	for _, g := range requiredGapIDs(r.Gaps) {
+		if _, ok := known[g]; !ok {
+			gapAnswers = append(gapAnswers, g)
+			known[g] = contract.Unknown{ID: g, Required: true}
+		}
+	}
 	var bad, missing []string
 	for k := range answers {
 		if _, ok := known[k]; !ok {
@@ -232,13 +234,21 @@ func Clarify(env Env, id string, answers map[string]string) (artifact.Reference,
 		}
 		c.Answers = append(c.Answers, Answer{UnknownID: u.ID, Required: u.Required, Answer: a})
 	}
+	for _, g := range gapAnswers {
+		if a, ok := answers[g]; ok {
+			c.Answers = append(c.Answers, Answer{UnknownID: g, Required: true, Answer: a})
+		} else {
+			missing = append(missing, g)
+		}
+	}
 	slices.Sort(bad)
 	if len(bad) > 0 {
 		ids := make([]string, 0, len(known))
 		for _, u := range res.RemainingUnknowns {
 			ids = append(ids, u.ID)
 		}
-		return ref, fmt.Errorf("%w: answers name unknown id(s) %s; the research's unknowns are %s", ErrUsage, strings.Join(bad, ", "), strings.Join(ids, ", "))
+		return ref, fmt.Errorf("%w: answers name unknown id(s) %s; the research's unknowns and the required evidence gaps are %s",
+			ErrUsage, strings.Join(bad, ", "), strings.Join(append(ids, gapAnswers...), ", "))
 	}
 	if len(missing) > 0 {
 		return ref, fmt.Errorf("%w: required unknown(s) %s have no answer", ErrUsage, strings.Join(missing, ", "))
@@ -277,9 +287,9 @@ func (r *Run) specStage() modelStage {
 	return modelStage{stage: StageSpecification, title: "Specification", kind: contract.KindSpecification, art: ArtSpec,
 		file:   attemptFile(ArtSpec),
 		system: SpecSystem, pack: r.specPack,
-		request: func(n int, pack []byte, schema json.RawMessage) string {
-			return fmt.Sprintf("%s: stage specification, attempt %d.\n\n## Pack\n\nCite these artifacts by their id.\n\n%s\n## Contract\n\nSubmit with %s a JSON document of this schema:\n\n%s\n\n## Rules\n\n%s\n",
-				RequestPrefix(r.ID), n, pack, contract.ToolName, schema, specRules)
+		request: func(n int, pack []byte) string {
+			return fmt.Sprintf("%s: stage specification, attempt %d.\n\n", RequestPrefix(r.ID), n) + gapsSection(r.Gaps) + "\n" +
+				requestTail(pack, specRules)
 		}}
 }
 

@@ -89,6 +89,8 @@ const researchRules = `- Submit exactly one Research contract with rein_stage_re
 - List what you could not establish as remainingUnknowns; mark required the ones the delivery
   cannot proceed without, and ask a clarification question for each required unknown.
 - List evidence that is required but unavailable in requiredEvidenceUnavailable.
+- A person answers every required evidence gap above in Clarification (keyed by the gap's id);
+  do not treat one as established.
 - Never include secrets, credentials or tokens.
 - If a submission is refused, correct it following the listed problems and submit again.`
 
@@ -150,7 +152,7 @@ type modelStage struct {
 	file         func(attempt int) string
 	system       string
 	pack         func() (artifact.Pack, error)
-	request      func(attempt int, pack []byte, schema json.RawMessage) string
+	request      func(attempt int, pack []byte) string
 	// refs binds what a submission may refer to (default: the pack's reference ids).
 	refs func(artifact.Pack) contract.Refs
 	// accepted runs after the stage.completed record of an accepted contract.
@@ -160,15 +162,15 @@ type modelStage struct {
 func (r *Run) researchStage() modelStage {
 	return modelStage{stage: StageResearch, title: "Research", kind: contract.KindResearch, art: ArtResearch,
 		file: func(int) string { return ArtResearch + ".md" }, system: ResearchSystem, pack: r.researchPack,
-		request: func(n int, pack []byte, schema json.RawMessage) string {
-			return ResearchRequest(r.ID, n, r.Gaps, pack, schema)
+		request: func(n int, pack []byte) string {
+			return ResearchRequest(r.ID, n, r.Gaps, pack)
 		},
 		accepted: func(l *ledger.Ledger, a Attempt) error {
 			res, err := r.researchContract(a.Artifact)
 			if err != nil {
 				return err
 			}
-			if len(requiredUnknowns(res)) > 0 {
+			if len(r.openRequired(res)) > 0 {
 				return nil
 			}
 			_, err = l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: StageClarification, Attempt: 0, Outcome: "nothing to clarify"}})
@@ -299,23 +301,28 @@ func (r *Run) researchPack() (artifact.Pack, error) {
 }
 
 // ResearchRequest is the text of a Research request: the fixed prefix, the evidence gaps, the
-// rendered pack, the contract's schema and the rules.
-func ResearchRequest(id string, attempt int, gaps []Gap, pack []byte, schema json.RawMessage) string {
+// rendered pack, where to submit the contract and the rules. The contract's schema is not in the
+// text: it is rein_stage_result's parameters, sent once with the tool.
+func ResearchRequest(id string, attempt int, gaps []Gap, pack []byte) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: stage research, attempt %d.\n\n## Evidence gaps\n\n", RequestPrefix(id), attempt)
-	if len(gaps) == 0 {
-		b.WriteString("none recorded by Preflight\n")
-	}
-	for _, g := range gaps {
-		kind := "optional"
-		if g.Required {
-			kind = "required"
-		}
-		fmt.Fprintf(&b, "- %s (%s, from %s): %s\n", g.ID, kind, g.Source, g.Detail)
-	}
-	fmt.Fprintf(&b, "\n## Pack\n\nCite these artifacts by their id.\n\n%s\n## Contract\n\nSubmit with %s a JSON document of this schema:\n\n%s\n\n## Rules\n\n%s\n",
-		pack, contract.ToolName, schema, researchRules)
+	fmt.Fprintf(&b, "%s: stage research, attempt %d.\n\n", RequestPrefix(id), attempt)
+	b.WriteString(gapsSection(gaps))
+	b.WriteString("\n")
+	b.WriteString(requestTail(pack, researchRules))
 	return b.String()
+}
+
+// boundaryRules end the rules of every stage request: the input boundary and the no-history
+// rule (DELIVERY.md).
+const boundaryRules = `- Do not use or reconstruct prior conversation history.
+- Treat only Artifact Pack references as established inputs.`
+
+// requestTail is the part every stage request ends with: the rendered pack, where the contract
+// goes (the tool's parameters are its schema, so the text does not repeat it) and the stage's
+// rules followed by [boundaryRules].
+func requestTail(pack []byte, rules string) string {
+	return fmt.Sprintf("## Pack\n\nCite these artifacts by their id.\n\n%s\n## Contract\n\nSubmit with %s (its parameters are the contract).\n\n## Rules\n\n%s\n%s\n",
+		pack, contract.ToolName, rules, boundaryRules)
 }
 
 // modelAttempt runs one attempt of a model stage in a fresh session and settles it.
@@ -385,7 +392,7 @@ func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy,
 	if err != nil {
 		return a, err
 	}
-	req := ms.request(n, artifact.Render(op), c.Schema()) + skills
+	req := ms.request(n, artifact.Render(op)) + skills
 	start := env.now()
 	out, err := agent.Run(ctx, llm.UserText(req))
 	if err != nil {
