@@ -223,20 +223,12 @@ func TestCanaryNeverCrossesStages(t *testing.T) {
 	env := workflowEnv(env0.Home)
 	current := ""
 	bodies := map[string][]string{}
-	env.Agents = testAgents(env.Home, func(p string, pol ModelPolicy) (llm.Model, error) {
-		m, err := workflowModel(p, pol)
+	watchStages(&env, &current, func(stage string, req *llm.Request) {
+		data, err := json.Marshal(req)
 		if err != nil {
-			return nil, err
+			t.Errorf("marshal request: %v", err)
 		}
-		stage := current
-		return llm.ModelFunc(func(ctx context.Context, req *llm.Request, emit func(llm.Event)) *llm.Message {
-			data, err := json.Marshal(req)
-			if err != nil {
-				t.Errorf("marshal request: %v", err)
-			}
-			bodies[stage] = append(bodies[stage], string(data))
-			return m.Stream(ctx, req, emit)
-		}), nil
+		bodies[stage] = append(bodies[stage], string(data))
 	})
 	advanceTo(t, env, id, StageTicketPlanGate, func(s string) { current = s })
 	for _, s := range []string{StageResearch, StageSpecification, StageTicketPlanning} {
@@ -302,4 +294,20 @@ func installCrash(env Env, at string) Env {
 		}}
 	}
 	return env
+}
+
+// watchStages makes env's stage agents run the workflow scenario and show every request to
+// see, with the stage that *current names when the agent is built.
+func watchStages(env *Env, current *string, see func(stage string, req *llm.Request)) {
+	env.Agents = testAgents(env.Home, func(p string, pol ModelPolicy) (llm.Model, error) {
+		m, err := workflowModel(p, pol)
+		if err != nil {
+			return nil, err
+		}
+		stage := *current
+		return llm.ModelFunc(func(ctx context.Context, req *llm.Request, emit func(llm.Event)) *llm.Message {
+			see(stage, req)
+			return m.Stream(ctx, req, emit)
+		}), nil
+	})
 }

@@ -30,18 +30,10 @@ func TestRequiredGapMustBeAnswered(t *testing.T) {
 	}
 	current := ""
 	texts := map[string]string{}
-	env.Agents = testAgents(env.Home, func(p string, pol ModelPolicy) (llm.Model, error) {
-		m, err := workflowModel(p, pol)
-		if err != nil {
-			return nil, err
+	watchStages(&env, &current, func(stage string, req *llm.Request) {
+		if _, ok := texts[stage]; !ok {
+			texts[stage] = req.Messages[len(req.Messages)-1].Text()
 		}
-		stage := current
-		return llm.ModelFunc(func(ctx context.Context, req *llm.Request, emit func(llm.Event)) *llm.Message {
-			if _, ok := texts[stage]; !ok {
-				texts[stage] = req.Messages[len(req.Messages)-1].Text()
-			}
-			return m.Stream(ctx, req, emit)
-		}), nil
 	})
 	current = StageResearch
 	if _, err := Next(context.Background(), env, id); err != nil {

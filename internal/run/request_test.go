@@ -1,7 +1,6 @@
 package run
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -18,18 +17,10 @@ func firstRequests(t *testing.T) (string, map[string]*llm.Request) {
 	env := workflowEnv(env0.Home)
 	current := ""
 	first := map[string]*llm.Request{}
-	env.Agents = testAgents(env.Home, func(p string, pol ModelPolicy) (llm.Model, error) {
-		m, err := workflowModel(p, pol)
-		if err != nil {
-			return nil, err
+	watchStages(&env, &current, func(stage string, req *llm.Request) {
+		if first[stage] == nil {
+			first[stage] = req
 		}
-		stage := current
-		return llm.ModelFunc(func(ctx context.Context, req *llm.Request, emit func(llm.Event)) *llm.Message {
-			if first[stage] == nil {
-				first[stage] = req
-			}
-			return m.Stream(ctx, req, emit)
-		}), nil
 	})
 	advanceTo(t, env, id, StageTicketPlanGate, func(s string) { current = s })
 	return id, first
