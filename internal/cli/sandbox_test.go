@@ -67,13 +67,15 @@ func TestSandboxLeavesNothingToRunLater(t *testing.T) {
 	}
 	// Each attempt is a script the model writes first and then runs, so no command rule or
 	// protected-path check sees what it does: only the sandbox stands in the way.
-	var calls []any
+	// The scripts are written in one turn and run in the next: calls of one turn may run
+	// concurrently, so a script could otherwise run before it is written.
+	var writes, runs []any
 	for i, a := range attempts {
 		name := fmt.Sprintf("p%d.sh", i)
-		calls = append(calls, map[string]any{"name": "write", "args": map[string]any{"path": name, "content": a + "\n"}},
-			map[string]any{"name": "bash", "args": map[string]any{"command": "sh " + name}})
+		writes = append(writes, map[string]any{"name": "write", "args": map[string]any{"path": name, "content": a + "\n"}})
+		runs = append(runs, map[string]any{"name": "bash", "args": map[string]any{"command": "sh " + name}})
 	}
-	scenario := `{"version": 1, "turns": [{"calls": ` + mustJSON(t, calls) + `}, {"text": "done"}]}`
+	scenario := `{"version": 1, "turns": [{"calls": ` + mustJSON(t, writes) + `}, {"calls": ` + mustJSON(t, runs) + `}, {"text": "done"}]}`
 	script := filepath.Join(t.TempDir(), "s.yaml")
 	if err := os.WriteFile(script, []byte(scenario), 0o644); err != nil {
 		t.Fatal(err)
