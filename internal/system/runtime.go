@@ -261,11 +261,11 @@ func resolveModel(o Options, rt *Runtime, policy llm.RetryPolicy) (llm.Model, ll
 		}
 		model, rt.KeySource = m, keySource
 	}
-	// Every error text the adapter reports passes the redactor, with the key it sends, before
-	// the retries, the loop, the ledger or any output see it. (buildModel has already
-	// reported a key that cannot be read.)
-	key, _, _ := ResolveKey(o.Home, provider, o.APIKey, o.Getenv)
-	return llm.Retry(redact.Errors(model, key, o.APIKey), policy), info, nil
+	if o.Adapter != nil {
+		// A given adapter gets no key from rein; only a key on the command line can show up.
+		model = redact.Errors(model, o.APIKey)
+	}
+	return llm.Retry(model, policy), info, nil
 }
 
 // buildRest builds what follows the model: tools, the trust gate and settings, the permission
@@ -637,6 +637,17 @@ func buildModel(o Options, provider string, info llm.ModelInfo) (llm.Model, KeyS
 	if err != nil {
 		return nil, KeyNone, err
 	}
+	m, err := newAdapter(o, provider, info, key)
+	if err != nil {
+		return nil, KeyNone, err
+	}
+	// Every error text the adapter reports passes the redactor, with the key it sends, before
+	// the retries, the loop, the ledger or any output see it.
+	return redact.Errors(m, key, o.APIKey), src, nil
+}
+
+// newAdapter builds the network adapter of provider with key.
+func newAdapter(o Options, provider string, info llm.ModelInfo, key string) (llm.Model, error) {
 	baseURL := o.BaseURL
 	if baseURL == "" {
 		baseURL = info.BaseURL
@@ -649,13 +660,13 @@ func buildModel(o Options, provider string, info llm.ModelInfo) (llm.Model, KeyS
 	switch provider {
 	case llm.ProviderAnthropic:
 		if key == "" {
-			return nil, KeyNone, missingKey(provider)
+			return nil, missingKey(provider)
 		}
 		return anthropic.New(anthropic.Config{Model: info.ID, BaseURL: baseURL, APIKey: key, HTTPClient: client,
-			Pricing: info.Cost, MaxTokens: info.MaxOutput, Timeouts: limits}), src, nil
+			Pricing: info.Cost, MaxTokens: info.MaxOutput, Timeouts: limits}), nil
 	case llm.ProviderOpenAI:
 		if key == "" {
-			return nil, KeyNone, missingKey(provider)
+			return nil, missingKey(provider)
 		}
 		api := info.API
 		if api != llm.APIOpenAIChat {
@@ -664,19 +675,19 @@ func buildModel(o Options, provider string, info llm.ModelInfo) (llm.Model, KeyS
 		m, err := openai.New(openai.Config{Model: info.ID, BaseURL: baseURL, APIKey: key, HTTPClient: client,
 			Pricing: info.Cost, MaxTokens: info.MaxOutput, API: api, Timeouts: limits})
 		if err != nil {
-			return nil, KeyNone, fmt.Errorf("%w: %w", ErrConfig, err)
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
-		return m, src, nil
+		return m, nil
 	default: // openai-compat
 		if baseURL == "" {
-			return nil, KeyNone, fmt.Errorf("%w: --provider openai-compat needs --base-url (e.g. http://localhost:11434/v1 for ollama)", ErrConfig)
+			return nil, fmt.Errorf("%w: --provider openai-compat needs --base-url (e.g. http://localhost:11434/v1 for ollama)", ErrConfig)
 		}
 		m, err := openaicompat.New(openaicompat.Config{Model: info.ID, BaseURL: baseURL, APIKey: key, HTTPClient: client,
 			Pricing: info.Cost, MaxTokens: info.MaxOutput, Timeouts: limits})
 		if err != nil {
-			return nil, KeyNone, fmt.Errorf("%w: %w", ErrConfig, err)
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
-		return m, src, nil
+		return m, nil
 	}
 }
 
