@@ -5,7 +5,9 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -27,10 +29,20 @@ var oneWay = []struct {
 		"every writable session goes through the one lifecycle (open or create, recover, begin, run, end, close); readers use session.Load"},
 }
 
-func TestOneWayToDoAThing(t *testing.T) {
-	root := ".."
+// gitOnly is where git may be named as a program: the hardened runner.
+const gitOnly = "internal/gitx"
+
+// starters are the calls that start, or look up, a program by name.
+var starters = map[string]bool{"exec.Command": true, "exec.CommandContext": true, "exec.LookPath": true,
+	"os.StartProcess": true, "syscall.Exec": true, "syscall.ForkExec": true}
+
+// scan walks the non-test Go files under root and returns the calls outside their allowed
+// directories, the one-way calls it saw at all, and every place outside gitOnly that names git
+// as a program (a "git" or ".../git" string given to a starter, or as a Path field).
+func scan(t *testing.T, root string) (misplaced []string, seen map[string]bool, git []string) {
+	t.Helper()
 	fset := token.NewFileSet()
-	seen := map[string]bool{}
+	seen = map[string]bool{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -50,27 +62,28 @@ func TestOneWayToDoAThing(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		where := func(n ast.Node) string { return rel + ":" + strconv.Itoa(fset.Position(n.Pos()).Line) }
 		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
-			pkg, ok := sel.X.(*ast.Ident)
-			if !ok {
-				return true
-			}
-			name := pkg.Name + "." + sel.Sel.Name
-			for _, w := range oneWay {
-				if !contains(w.calls, name) {
-					continue
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				if name := callName(n); name != "" {
+					for _, w := range oneWay {
+						if contains(w.calls, name) {
+							seen[name] = true
+							if !underAny(rel, w.only) {
+								misplaced = append(misplaced, where(n)+": "+name+" outside "+strings.Join(w.only, ", ")+": "+w.reason)
+							}
+						}
+					}
 				}
-				seen[name] = true
-				if !underAny(rel, w.only) {
-					t.Errorf("%s: %s outside %s: %s", fset.Position(call.Pos()), name, strings.Join(w.only, ", "), w.reason)
+				for _, a := range n.Args {
+					if starters[callName(n)] && namesGit(a) && !underAny(rel, []string{gitOnly}) {
+						git = append(git, where(n))
+					}
+				}
+			case *ast.KeyValueExpr:
+				if k, ok := n.Key.(*ast.Ident); ok && k.Name == "Path" && namesGit(n.Value) && !underAny(rel, []string{gitOnly}) {
+					git = append(git, where(n))
 				}
 			}
 			return true
@@ -79,6 +92,38 @@ func TestOneWayToDoAThing(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return misplaced, seen, git
+}
+
+func callName(call *ast.CallExpr) string {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return ""
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return ""
+	}
+	return pkg.Name + "." + sel.Sel.Name
+}
+
+func namesGit(e ast.Expr) bool {
+	lit, ok := e.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return false
+	}
+	s, err := strconv.Unquote(lit.Value)
+	return err == nil && (s == "git" || strings.HasSuffix(s, "/git"))
+}
+
+func TestOneWayToDoAThing(t *testing.T) {
+	misplaced, seen, git := scan(t, "..")
+	for _, m := range misplaced {
+		t.Error(m)
+	}
+	for _, g := range git {
+		t.Errorf("%s starts git directly; use gitx.Runner, so the hardening holds everywhere (tests may run git to build fixtures)", g)
 	}
 	// A rule whose calls appear nowhere checks nothing: the scan or a rename broke it.
 	for _, w := range oneWay {
@@ -89,6 +134,44 @@ func TestOneWayToDoAThing(t *testing.T) {
 		if !found {
 			t.Errorf("none of %v appears in the module: the rule %q checks nothing", w.calls, w.reason)
 		}
+	}
+}
+
+// TestOneWayScanCatches shows the scan finds each form it forbids, and skips test files.
+func TestOneWayScanCatches(t *testing.T) {
+	root := t.TempDir()
+	src := `package p
+
+import (
+	"context"
+	"os/exec"
+)
+
+func a(ctx context.Context) {
+	exec.Command("git", "status")
+	exec.CommandContext(ctx, "git", "status")
+	exec.LookPath("git")
+	exec.Command("/usr/bin/git")
+	exec.Command("go", "git") // an argument named git is still flagged: rename it
+	exec.Command("gitk")
+	_ = spec{Path: "git"}
+}
+`
+	if err := os.MkdirAll(filepath.Join(root, "internal", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"internal/x/x.go", "internal/x/x_test.go"} {
+		if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(name)), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	misplaced, _, git := scan(t, root)
+	want := "internal/x/x.go:9 internal/x/x.go:10 internal/x/x.go:11 internal/x/x.go:12 internal/x/x.go:13 internal/x/x.go:15"
+	if got := strings.Join(git, " "); got != want {
+		t.Errorf("git found at %v, want %v (test files exempt, gitk not git)", got, want)
+	}
+	if len(misplaced) != 5 {
+		t.Errorf("%d misplaced exec calls, want 5 (LookPath starts nothing): %v", len(misplaced), misplaced)
 	}
 }
 
