@@ -113,24 +113,13 @@ func TestGitProtected(t *testing.T) {
 	}
 	marker := filepath.Join(t.TempDir(), "PWNED")
 	hook := "printf '#!/bin/sh\\ntouch " + marker + "\\n'"
-	for _, script := range []string{
-		"mkdir -p .husky && " + hook + " > .husky/pre-commit && chmod +x .husky/pre-commit",
-		hook + " > tools/clean.sh",
-		"mv tools t2 && mkdir tools && " + hook + " > tools/clean.sh && chmod +x tools/clean.sh",
+	failInSandbox(t, sb, ws,
+		"mkdir -p .husky && "+hook+" > .husky/pre-commit && chmod +x .husky/pre-commit",
+		hook+" > tools/clean.sh",
+		"mv tools t2 && mkdir tools && "+hook+" > tools/clean.sh && chmod +x tools/clean.sh",
 		"printf '[core]\\n\\thooksPath = h2\\n' >> shared.gitconfig",
-		hook + " > scripts/y.sh",
-	} {
-		p, err := sb.Prepare([]string{"/bin/sh", "-c", script}, ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(p.Args[0], p.Args[1:]...)
-		cmd.Env = sb.Env(os.Environ())
-		if out, err := cmd.CombinedOutput(); err == nil {
-			t.Errorf("%q succeeded in the sandbox:\n%s", script, out)
-		}
-		p.Release()
-	}
+		hook+" > scripts/y.sh",
+	)
 	if err := os.WriteFile(filepath.Join(ws, ".gitattributes"), []byte("*.md filter=x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -182,12 +171,26 @@ func TestNestedRepositoryProtected(t *testing.T) {
 	}
 	marker := filepath.Join(t.TempDir(), "PWNED")
 	hook := "printf '#!/bin/sh\\ntouch " + marker + "\\n'"
-	for _, script := range []string{
-		hook + " > vendor/lib/.git/hooks/pre-commit && chmod +x vendor/lib/.git/hooks/pre-commit",
+	failInSandbox(t, sb, ws,
+		hook+" > vendor/lib/.git/hooks/pre-commit && chmod +x vendor/lib/.git/hooks/pre-commit",
 		"mv vendor/lib/.git vendor/lib/.git-old",
 		"cd vendor && mv lib lib2",
 		"echo '{}' > pkg/.rein/settings.json",
-	} {
+	)
+	if err := os.WriteFile(filepath.Join(sub, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitCmd(t, sub, "add", ".")
+	gitCmd(t, sub, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "x")
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a hook planted in the nested repository ran on the host")
+	}
+}
+
+// failInSandbox runs each script in the sandbox and fails the test when one succeeds.
+func failInSandbox(t *testing.T, sb *sandbox.Sandbox, ws string, scripts ...string) {
+	t.Helper()
+	for _, script := range scripts {
 		p, err := sb.Prepare([]string{"/bin/sh", "-c", script}, ws)
 		if err != nil {
 			t.Fatal(err)
@@ -198,13 +201,5 @@ func TestNestedRepositoryProtected(t *testing.T) {
 			t.Errorf("%q succeeded in the sandbox:\n%s", script, out)
 		}
 		p.Release()
-	}
-	if err := os.WriteFile(filepath.Join(sub, "a.txt"), []byte("a\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gitCmd(t, sub, "add", ".")
-	gitCmd(t, sub, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "x")
-	if _, err := os.Stat(marker); err == nil {
-		t.Error("a hook planted in the nested repository ran on the host")
 	}
 }
