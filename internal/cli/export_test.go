@@ -62,18 +62,11 @@ func TestExportRedactsSecrets(t *testing.T) {
 	if _, stderr, code := runRein(t, "--script", "s.yaml", "-p", "show me"); code != 0 {
 		t.Fatalf("run: exit %d: %s", code, stderr)
 	}
-	ledgers, _ := filepath.Glob(filepath.Join(home, "sessions", "*", "*", "ledger.jsonl"))
-	if len(ledgers) != 1 {
-		t.Fatalf("ledgers: %v", ledgers)
-	}
-	before, err := os.ReadFile(ledgers[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	ledger, before := onlyLedger(t, home)
 	if !strings.Contains(string(before), sec["github-token"]) {
 		t.Fatal("the ledger does not hold the text as it happened")
 	}
-	id := filepath.Base(filepath.Dir(ledgers[0]))
+	id := filepath.Base(filepath.Dir(ledger))
 
 	for _, args := range [][]string{
 		{"session", "export", id},
@@ -107,7 +100,7 @@ func TestExportRedactsSecrets(t *testing.T) {
 			}
 		})
 	}
-	after, err := os.ReadFile(ledgers[0])
+	after, err := os.ReadFile(ledger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,4 +160,18 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// onlyLedger returns the path and bytes of the one session ledger under home.
+func onlyLedger(t *testing.T, home string) (string, []byte) {
+	t.Helper()
+	ledgers, _ := filepath.Glob(filepath.Join(home, "sessions", "*", "*", "ledger.jsonl"))
+	if len(ledgers) != 1 {
+		t.Fatalf("ledgers: %v", ledgers)
+	}
+	data, err := os.ReadFile(ledgers[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ledgers[0], data
 }

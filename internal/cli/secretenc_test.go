@@ -62,15 +62,8 @@ func TestEscapedSecretsInToolArgumentsAreRedacted(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(dir, "notes.txt")); err != nil || !strings.Contains(string(data), tok) || !strings.Contains(string(data), slack) {
 		t.Fatalf("notes.txt = %q, %v", data, err)
 	}
-	ledgers, _ := filepath.Glob(filepath.Join(home, "sessions", "*", "*", "ledger.jsonl"))
-	if len(ledgers) != 1 {
-		t.Fatalf("ledgers: %v", ledgers)
-	}
-	before, err := os.ReadFile(ledgers[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := filepath.Base(filepath.Dir(ledgers[0]))
+	ledger, before := onlyLedger(t, home)
+	id := filepath.Base(filepath.Dir(ledger))
 
 	// Every form the secrets could leave in, decoded or not.
 	leaks := []string{aws, tok, tok[1:], tok[4:24], uEscaped(slack)[:60], slack, slack[13:], `\u0067` + tok[1:10]}
@@ -101,7 +94,7 @@ func TestEscapedSecretsInToolArgumentsAreRedacted(t *testing.T) {
 			}
 		})
 	}
-	after, err := os.ReadFile(ledgers[0])
+	after, err := os.ReadFile(ledger)
 	if err != nil || !bytes.Equal(before, after) {
 		t.Errorf("exporting changed the ledger (%v)", err)
 	}
