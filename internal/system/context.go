@@ -29,17 +29,14 @@ type project struct {
 // `rein context` shows is what a run sends. est may be nil.
 //
 // Trust: the run's choice (--trust, --no-trust) wins, then the decision stored in trust.json
-// (an allow only while the guarded files match the digests it recorded), then trust.mode. In mode "ask" an undecided project needs a decision only when it holds
+// (an allow only while the guarded files match the digests it recorded), then trust.mode (global is
+// $REIN_HOME's settings, read by the caller). In mode "ask" an undecided project needs a decision only when it holds
 // something the gate guards (.rein/SYSTEM.md, APPEND_SYSTEM.md, skills, .rein/settings.json;
 // context files with trust.contextFiles "gated"): it is put to o.Confirm; without one a run
 // fails with ErrTrustRequired, while an inspection (inspect) shows the project untrusted. A
 // project holding nothing to guard never asks. Whatever an untrusted run ignores is named in
 // one diagnostic.
-func openProject(o Options, dir string, tools *tool.Set, est contextpack.Estimator, inspect bool) (*project, error) {
-	global, err := ReadSettings(filepath.Join(o.Home, SettingsFile), true)
-	if err != nil {
-		return nil, err
-	}
+func openProject(o Options, global Settings, dir string, tools *tool.Set, est contextpack.Estimator, inspect bool) (*project, error) {
 	root := contextpack.ProjectRoot(dir)
 	pr := &project{settings: global}
 	var lines []contextpack.ToolLine
@@ -211,7 +208,7 @@ func Inspect(o Options, prompt string) (*Context, error) {
 	}
 	est := contextpack.EstimatorFor(c.Provider, c.Model)
 	c.Estimator = est.Name()
-	pr, err := openProject(o, ws.Dir, tools, est, true)
+	pr, err := openProject(o, global, ws.Dir, tools, est, true)
 	if err != nil {
 		return nil, err
 	}

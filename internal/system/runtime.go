@@ -293,7 +293,7 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 	}
 	// The same assembly `rein context` shows (see Inspect); estimates are not needed here. The
 	// trust gate may refuse, so it comes before a new session is created.
-	pr, err := openProject(o, rt.Workspace.Dir, rt.Tools, nil, false)
+	pr, err := openProject(o, global, rt.Workspace.Dir, rt.Tools, nil, false)
 	if err != nil {
 		return err
 	}

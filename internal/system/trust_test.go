@@ -169,7 +169,7 @@ func TestSettingsMergeAndProjectRules(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, ".rein", SettingsFile), []byte(`{"permissions": {"deny": ["bash(curl *)"], "ask": ["write"]}}`), 0o644))
 	o := scriptOptions(t, dir, home, okScript)
 	o.Trust = TrustOnce
-	pr, err := openProject(o, dir, mustTools(t, dir), nil, false)
+	pr, err := openProject(o, mustGlobal(t, o.Home), dir, mustTools(t, dir), nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestSettingsMergeAndProjectRules(t *testing.T) {
 		t.Errorf("merged %+v, want %+v", got, want)
 	}
 	o.Trust = TrustNotOnce
-	pr, err = openProject(o, dir, mustTools(t, dir), nil, false)
+	pr, err = openProject(o, mustGlobal(t, o.Home), dir, mustTools(t, dir), nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,4 +384,13 @@ func TestTrustBindsToDigests(t *testing.T) {
 			}
 		}
 	})
+}
+
+func mustGlobal(t *testing.T, home string) Settings {
+	t.Helper()
+	g, err := ReadSettings(filepath.Join(home, SettingsFile), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
