@@ -22,29 +22,29 @@ func TestMain(m *testing.M) {
 // TestScripts runs the CLI scripts in testdata/script: each is a txtar archive of files and
 // rein invocations with their expected output and exit status.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
-		Dir: filepath.Join("testdata", "script"),
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("REIN_HOME", filepath.Join(env.WorkDir, ".rein-home"))
-			env.Setenv("ANTHROPIC_API_KEY", "")
-			env.Setenv("OPENAI_API_KEY", "")
-			// go (for rein demo) needs a cache; share the real one to keep the run fast.
-			for _, v := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "PATH", "GOFLAGS", "GOTOOLCHAIN"} {
-				if val := os.Getenv(v); val != "" {
-					env.Setenv(v, val)
-				}
-			}
-			if os.Getenv("GOCACHE") == "" {
-				if dir, err := os.UserCacheDir(); err == nil {
-					env.Setenv("GOCACHE", filepath.Join(dir, "go-build"))
-				}
-			}
-			if os.Getenv("GOPATH") == "" {
-				if home, err := os.UserHomeDir(); err == nil {
-					env.Setenv("GOPATH", filepath.Join(home, "go"))
-				}
-			}
-			return nil
-		},
-	})
+	testscript.Run(t, testscript.Params{Dir: filepath.Join("testdata", "script"), Setup: scriptSetup})
+}
+
+// scriptSetup gives every CLI script its own $REIN_HOME, no API keys, and the Go caches.
+func scriptSetup(env *testscript.Env) error {
+	env.Setenv("REIN_HOME", filepath.Join(env.WorkDir, ".rein-home"))
+	env.Setenv("ANTHROPIC_API_KEY", "")
+	env.Setenv("OPENAI_API_KEY", "")
+	// go (for rein demo) needs a cache; share the real one to keep the run fast.
+	for _, v := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "PATH", "GOFLAGS", "GOTOOLCHAIN"} {
+		if val := os.Getenv(v); val != "" {
+			env.Setenv(v, val)
+		}
+	}
+	if os.Getenv("GOCACHE") == "" {
+		if dir, err := os.UserCacheDir(); err == nil {
+			env.Setenv("GOCACHE", filepath.Join(dir, "go-build"))
+		}
+	}
+	if os.Getenv("GOPATH") == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			env.Setenv("GOPATH", filepath.Join(home, "go"))
+		}
+	}
+	return nil
 }
