@@ -7,7 +7,7 @@
 // .rein/profile.yaml ([Profile]) is decoded strictly (unknown fields refused) and validated
 // ([ParseProfile]); every problem names its line. It declares required guidance files bound to
 // the sha256 of their bytes, verification commands (id → argv, required or not; no shell),
-// pinned skills (name, revision, path), a model policy and budget per role (workflow, writer,
+// pinned skills (name, revision, path, the model stages whose requests carry it), a model policy and budget per role (workflow, writer,
 // review; the review model must differ from the writer's) and the harness it is compatible with.
 // Its digest is the sha256 of the file's bytes. [Approve] records approver, time and that digest
 // in .rein/profile.approval.json; any edit of the file (a comment included) changes the digest
@@ -129,4 +129,18 @@
 // The sha256 over the regular files under the skill's directory in lexical path order, each fed
 // as its slash-separated relative path, a NUL, its length in decimal, a NUL and its bytes. A
 // symbolic link or other non-regular file is refused.
+//
+// # Pinned skills in stage requests
+//
+// A skill goes to the model stages its profile entry lists in stages (none: to no stage). Before
+// each attempt of a stage, every skill mapped to it is read once, its tree digest computed from
+// the bytes read and compared with the locked one (a difference is run_skill_drift, recorded
+// through reconciliation; the request is not built), and the request's "Pinned skills" section
+// carries each file in walk order: its path, size and sha256, then a text file's bytes verbatim
+// in a backtick fence longer than any backtick run in it; a binary file (a NUL byte, or not
+// UTF-8) is named with its size and digest only. The section states that the trees are the
+// locked, unmodified ones and that the request's contract and rules win over them. Limits:
+// [MaxSkillFiles] files and [MaxSkillTextBytes] of text a skill, [MaxStageSkillBytes] of skill
+// text a stage request; [Start] refuses a profile beyond them, and a request beyond them (a
+// harness with other limits) is refused with [BlockSkillTooLarge]. Nothing is truncated.
 package run

@@ -2,10 +2,6 @@ package run
 
 import (
 	"context"
-	"crypto/sha256"
-	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,30 +12,8 @@ import (
 
 // SkillTreeDigest is the digest of the directory tree at dir (see the package doc).
 func SkillTreeDigest(dir string) (artifact.Digest, error) {
-	h := sha256.New()
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return fmt.Errorf("%s is not a regular file", p)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(rel), len(data))
-		h.Write(data)
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	return artifact.Digest(artifact.DigestPrefix + fmt.Sprintf("%x", h.Sum(nil))), nil
+	t, err := readSkillTree(dir)
+	return t.Digest, err
 }
 
 // FileDigest is the sha256 of a file's bytes, read in a stream.

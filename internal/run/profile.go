@@ -62,11 +62,13 @@ type Verification struct {
 	Required bool     `yaml:"required" json:"required"`
 }
 
-// Skill is a pinned skill: a directory whose tree digest is locked at run start.
+// Skill is a pinned skill: a directory whose tree digest is locked at run start. Stages are the
+// model stages whose requests carry the skill's full tree; a skill with none goes to no stage.
 type Skill struct {
-	Name     string `yaml:"name" json:"name"`
-	Revision string `yaml:"revision" json:"revision"`
-	Path     string `yaml:"path" json:"path"`
+	Name     string   `yaml:"name" json:"name"`
+	Revision string   `yaml:"revision" json:"revision"`
+	Path     string   `yaml:"path" json:"path"`
+	Stages   []string `yaml:"stages,omitempty" json:"stages,omitempty"`
 }
 
 // ModelPolicy is one role's model and budget.
@@ -292,6 +294,16 @@ func (p *Profile) validate(doc *yaml.Node) []Problem {
 		}
 		if msg := relPathProblem(s.Path); msg != "" {
 			add(f+".path", msg, "skills", i, "path")
+		}
+		stages := skillStages()
+		for j, st := range s.Stages {
+			g := fmt.Sprintf("%s.stages[%d]", f, j)
+			switch {
+			case !slices.Contains(stages, st):
+				add(g, fmt.Sprintf("unknown stage %q: a skill goes to model stages only (%s)", st, strings.Join(stages, ", ")), "skills", i, "stages", j)
+			case slices.Index(s.Stages, st) < j:
+				add(g, "duplicate stage "+st, "skills", i, "stages", j)
+			}
 		}
 	}
 	for role := range p.Models {

@@ -74,6 +74,11 @@ func TestProfileValidation(t *testing.T) {
 		{"scenario without script", "workflow: {provider: anthropic, model: a,", "workflow: {provider: anthropic, model: a, script: s.yaml,", "profile.yaml:14: models.workflow.script: only for provider script"},
 		{"scenario outside", "workflow: {provider: anthropic, model: a,", "workflow: {provider: script, model: a, script: ../s.yaml,", "profile.yaml:14: models.workflow.script: must be a clean project-relative path"},
 		{"bad binary digest", "  version: dev\n", "  version: dev\n  binaryDigest: abc\n", "profile.yaml:19: harness.binaryDigest: must be sha256"},
+		// A skill's stages are model stage ids of the workflow, each once.
+		{"unknown stage", "path: .rein/skills/go-style\n", "path: .rein/skills/go-style\n    stages:\n      - research\n      - reserch\n", `profile.yaml:15: skills[0].stages[1]: unknown stage "reserch": a skill goes to model stages only (research, specification, ticket-planning, ticket-execution, ticket-review)`},
+		{"gate as stage", "path: .rein/skills/go-style\n", "path: .rein/skills/go-style\n    stages: [spec-gate]\n", `profile.yaml:13: skills[0].stages[0]: unknown stage "spec-gate"`},
+		{"duplicate stage", "path: .rein/skills/go-style\n", "path: .rein/skills/go-style\n    stages:\n      - specification\n      - research\n      - specification\n", "profile.yaml:16: skills[0].stages[2]: duplicate stage specification"},
+		{"stages not a list", "path: .rein/skills/go-style\n", "path: .rein/skills/go-style\n    stages: research\n", "profile.yaml:13: cannot unmarshal"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := strings.Replace(goodProfile, tc.old, tc.new, 1)
@@ -88,6 +93,23 @@ func TestProfileValidation(t *testing.T) {
 				t.Fatalf("err = %v\nwant it to contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestProfileSkillStages: a skill's stages are decoded in order; a skill without stages has
+// none (it goes to no stage request).
+func TestProfileSkillStages(t *testing.T) {
+	p, err := ParseProfile([]byte(goodProfile))
+	if err != nil || len(p.Skills) != 1 || p.Skills[0].Stages != nil {
+		t.Fatalf("without stages: %+v, %v", p, err)
+	}
+	src := strings.Replace(goodProfile, "path: .rein/skills/go-style\n", "path: .rein/skills/go-style\n    stages: [ticket-review, specification]\n", 1)
+	p, err = ParseProfile([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(p.Skills[0].Stages, ","); got != "ticket-review,specification" {
+		t.Fatalf("stages = %s", got)
 	}
 }
 

@@ -168,12 +168,17 @@ func Start(env Env, o StartOptions) (string, error) {
 		Workflow:      LockedWorkflow{ID: env.Workflow.ID, Version: env.Workflow.Version, Digest: env.Workflow.Digest()},
 		ProfileDigest: lp.Digest, Guidance: lp.Guidance, Models: lp.Models, Verification: lp.Verification,
 	}
+	var trees []skillTree
 	for _, s := range lp.Skills {
-		d, err := SkillTreeDigest(filepath.Join(o.Project, filepath.FromSlash(s.Path)))
+		t, err := readSkillTree(filepath.Join(o.Project, filepath.FromSlash(s.Path)))
 		if err != nil {
 			return "", fmt.Errorf("%w: pinned skill %s: %w", ErrBlocked, s.Name, err)
 		}
-		lock.Skills = append(lock.Skills, LockedSkill{Skill: s, TreeDigest: d})
+		trees = append(trees, t)
+		lock.Skills = append(lock.Skills, LockedSkill{Skill: s, TreeDigest: t.Digest})
+	}
+	if err := checkSkillLimits(lp.Skills, trees); err != nil {
+		return "", fmt.Errorf("%w: %w", ErrBlocked, err)
 	}
 	version := "untracked"
 	if head, err := repo.Head(context.Background()); err == nil {

@@ -157,6 +157,8 @@ type modelStage struct {
 	refs func(artifact.Pack) contract.Refs
 	// accepted runs after the stage.completed record of an accepted contract.
 	accepted func(l *ledger.Ledger, a Attempt) error
+	// skills is the request's "Pinned skills" section ([Run.stageSkills]), read per attempt.
+	skills string
 }
 
 func (r *Run) researchStage() modelStage {
@@ -247,6 +249,13 @@ func (r *Run) runModelStage(ctx context.Context, env Env, l *ledger.Ledger, ms m
 			}
 			return &BlockedError{RunID: r.ID, Blockers: []Blocker{b}}
 		}
+		// The skill trees are read and checked before the attempt starts: drift blocks the run
+		// instead of sending changed text.
+		skills, err := r.stageSkills(env, l, ms.stage)
+		if err != nil {
+			return err
+		}
+		ms.skills = skills
 		if _, err := l.Append(ledger.Entry{Kind: KindStageStarted, Body: stageBody{Stage: ms.stage, Attempt: n}}); err != nil {
 			return err
 		}
@@ -388,11 +397,7 @@ func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy,
 		return a, err
 	}
 	defer agent.Close()
-	skills, err := r.skillsSection()
-	if err != nil {
-		return a, err
-	}
-	req := ms.request(n, artifact.Render(op)) + skills
+	req := ms.request(n, artifact.Render(op)) + ms.skills
 	start := env.now()
 	out, err := agent.Run(ctx, llm.UserText(req))
 	if err != nil {
@@ -424,30 +429,4 @@ func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy,
 	}
 	a.Outcome = "accepted"
 	return a, nil
-}
-
-// skillsSection is the request's "Pinned skills" section: every skill the execution lock pins
-// (the profile does not map skills to stages, so each stage request carries all of them), each
-// with its SKILL.md's sha256 file digest, its directory-tree digest as locked and SKILL.md's full
-// text. A skill whose tree no longer matches its locked digest is drift: reconciliation blocks
-// the run with run_skill_drift before a stage runs, and this refuses it again.
-func (r *Run) skillsSection() (string, error) {
-	if len(r.Lock.Skills) == 0 {
-		return "", nil
-	}
-	var b strings.Builder
-	b.WriteString("\n## Pinned skills\n\nFollow these skills; each is bound to its locked digests.\n")
-	for _, s := range r.Lock.Skills {
-		dir := filepath.Join(r.Project, filepath.FromSlash(s.Path))
-		tree, err := SkillTreeDigest(dir)
-		if err != nil || tree != s.TreeDigest {
-			return "", fmt.Errorf("%w: pinned skill %s no longer matches its locked tree digest %s (%s)", ErrBlocked, s.Name, s.TreeDigest, BlockSkillDrift)
-		}
-		text, err := os.ReadFile(filepath.Join(dir, "SKILL.md"))
-		if err != nil {
-			return "", fmt.Errorf("pinned skill %s: %w", s.Name, err)
-		}
-		fmt.Fprintf(&b, "\n### Skill %s@%s\n\nSKILL.md digest: %s\ntree digest: %s\n\n%s\n", s.Name, s.Revision, artifact.Sum(text), s.TreeDigest, strings.TrimRight(string(text), "\n"))
-	}
-	return b.String(), nil
 }
