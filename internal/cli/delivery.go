@@ -196,7 +196,7 @@ func traceStages(e *env, env *delivery.Env, spec string) (func(), error) {
 func newDeliveryRunCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run",
-		Short: "Delivery runs: start, next, resume, clarify, approve, reject, status, abort",
+		Short: "Delivery runs: start, next, resume, clarify, approve, reject, status, show, diff, abort",
 		Long: `A delivery run takes one requirement through fixed stages (see README, "Delivery runs"). So far:
 start (snapshot, execution lock, run ledger, Preflight), next (Research, Clarification,
 Specification, Ticket Planning), clarify (answers to required unknowns), approve/reject (Spec
@@ -371,11 +371,11 @@ continue), status and abort.`,
 		return approverOr(e, root, by)
 	}
 	approve := &cobra.Command{
-		Use: "approve RUN --gate spec|ticket-plan --digest SHA256", Short: "Approve a gate's artifact, bound to its digest",
+		Use: "approve RUN --gate spec|ticket-plan [--digest SHA256]", Short: "Approve a gate's artifact, bound to its digest (on a terminal without --digest: shows it and asks)",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if gate == "" || digest == "" {
-				return fmt.Errorf("%w: rein run approve needs --gate and --digest", ErrUsage)
+			if gate == "" {
+				return fmt.Errorf("%w: rein run approve needs --gate", ErrUsage)
 			}
 			who, err := who()
 			if err != nil {
@@ -385,7 +385,13 @@ continue), status and abort.`,
 			if err != nil {
 				return err
 			}
-			ref, err := delivery.ApproveGate(env, args[0], gate, artifact.Digest(digest), who)
+			d := artifact.Digest(digest)
+			if d == "" {
+				if d, err = gateDigest(e, env, args[0], gate); err != nil {
+					return err
+				}
+			}
+			ref, err := delivery.ApproveGate(env, args[0], gate, d, who)
 			if err != nil {
 				return err
 			}
@@ -420,9 +426,9 @@ continue), status and abort.`,
 		c.Flags().StringVar(&gate, "gate", "", "the gate (spec or ticket-plan)")
 		c.Flags().StringVar(&by, "approver", "", approverHelp)
 	}
-	approve.Flags().StringVar(&digest, "digest", "", "the digest of the artifact approved (sha256:…)")
+	approve.Flags().StringVar(&digest, "digest", "", "the digest of the artifact approved (sha256:…); without it, on a terminal, the artifact is shown and you are asked")
 	reject.Flags().StringVar(&reason, "reason", "", "why the artifact is rejected")
-	c.AddCommand(start, status, next, resume, clarify, approve, reject, abort)
+	c.AddCommand(start, status, next, resume, clarify, approve, reject, abort, newRunShowCmd(e), newRunDiffCmd(e))
 	return c
 }
 

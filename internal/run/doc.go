@@ -76,6 +76,19 @@
 // as spec-rejection-<n>.md and sends the run back to Specification (a new round of attempts).
 // Status reports an approval stale when the approved file's digest changed.
 //
+// # Reading artifacts
+//
+// [Artifacts] lists a run's artifacts in ledger order, each with the stage and attempt that made
+// it; [ViewArtifact] reads one (an id names its latest version, a file name any version) for
+// view.Render, its reference ids resolved to the digest of the version of each id recorded
+// before it and its inputs from how it was made (the start artifacts, Preflight, the staleness
+// graph, the decided artifact of a rejection, the pack references its contract names);
+// [DiffArtifacts] picks two versions to compare (the latest version of a gate's artifact
+// against the latest other version the gate decided on, else the previous version; or the
+// version a given attempt made); [GateArtifact] reads the artifact awaiting a gate for an
+// interactive approval, which [ApproveGate] then binds to the digest shown. All four open the
+// run ledger read-only, as [Status] does, and write nothing anywhere.
+//
 // # Resume
 //
 // [Resume] (and [Next], before any attempt) settles a model-stage attempt that has a
