@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/reinhq/rein/internal/gitx"
@@ -157,4 +156,3 @@ func commitCount(t *testing.T, g gitx.Runner) int {
 	return n
 }
 
-func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
