@@ -155,4 +155,3 @@ func commitCount(t *testing.T, g gitx.Runner) int {
 	}
 	return n
 }
-
