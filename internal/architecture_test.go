@@ -82,6 +82,12 @@ var rules = []rule{
 		allow:  []allowed{{"./internal/llm", "stage attempts read the provider-neutral messages and usage"}},
 		reason: "A delivery run asks the composition root for every stage's agent through an interface it declares, so a stage attempt gets the model retries, tool surface, permission gate, hooks, telemetry and session lifecycle of any other agent; run links no concrete tool, provider adapter or the script model.",
 	},
+	{
+		pkgs: []string{"./internal/worktree/..."},
+		forbid: []string{"./internal/run/...", "./internal/ledger/...", "./internal/artifact/...", "./internal/session/...",
+			"./internal/kernel/...", "./internal/llm/...", "./internal/tool/..."},
+		reason: "Ticket worktrees, candidates and integration are git mechanics under the ticket stages: the run engine records what worktree returns and decides what its refusals mean, so worktree knows no run, ledger, artifact, session, model or tool and is tested on real git alone.",
+	},
 }
 
 // load reads the import graph of every package of the module and of everything they link.

@@ -1,7 +1,7 @@
 // Package gitx is the one way rein runs git. Every git process rein starts — the file tools'
 // listings, the grep backend, delivery-run preflight and snapshots, the demo, and the ticket
-// worktrees to come — goes through [Runner], and an architecture test fails when a file outside
-// this package starts git itself.
+// worktrees (internal/worktree) — goes through [Runner], and an architecture test fails when
+// a file outside this package starts git itself.
 //
 // # What a repository cannot make git do
 //

@@ -60,3 +60,40 @@ func (r Runner) ConfigGet(ctx context.Context, key string) (value string, ok boo
 	}
 	return strings.TrimSuffix(string(out), "\n"), true, nil
 }
+
+// ResolveCommit returns the full commit id rev names; ok is false when rev names no commit
+// (an unknown branch, a tree, a malformed name). rev is passed after --end-of-options, so a
+// value beginning with "-" is never read as an option.
+func (r Runner) ResolveCommit(ctx context.Context, rev string) (id string, ok bool, err error) {
+	out, err := r.Run(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	if exitedWith(err, 1) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return strings.TrimSpace(string(out)), true, nil
+}
+
+// IsAncestor reports whether commit a is an ancestor of commit b (a commit is its own
+// ancestor).
+func (r Runner) IsAncestor(ctx context.Context, a, b string) (bool, error) {
+	_, err := r.Run(ctx, "merge-base", "--is-ancestor", "--end-of-options", a, b)
+	if exitedWith(err, 1) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// SplitNUL splits NUL-terminated output (git's -z formats) into its fields, dropping the
+// empty field after the last NUL.
+func SplitNUL(out []byte) []string {
+	var fields []string
+	for f := range bytes.SplitSeq(bytes.TrimSuffix(out, []byte{0}), []byte{0}) {
+		fields = append(fields, string(f))
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return fields
+}

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -29,6 +30,8 @@ type field struct {
 	required bool
 	limit    int
 	enum     []string
+	// min and max bound a whole number (an int field must declare both tags).
+	min, max int
 }
 
 // fieldsOf lists the declared keys of struct type t, in declaration order.
@@ -51,6 +54,14 @@ func fieldsOf(t reflect.Type) []field {
 		}
 		if e := f.Tag.Get("enum"); e != "" {
 			fd.enum = strings.Split(e, ",")
+		}
+		if f.Type.Kind() == reflect.Int {
+			lo, err1 := strconv.Atoi(f.Tag.Get("min"))
+			hi, err2 := strconv.Atoi(f.Tag.Get("max"))
+			if err1 != nil || err2 != nil || lo > hi {
+				panic(fmt.Sprintf("contract: int field %s.%s needs min and max tags", t.Name(), f.Name))
+			}
+			fd.min, fd.max = lo, hi
 		}
 		out = append(out, fd)
 	}
@@ -96,6 +107,8 @@ func (c *checker) value(path string, node any, t reflect.Type, fd field) {
 		if _, ok := node.(bool); !ok {
 			c.ps.add(CodeWrongType, path, "expected true or false, got %s", jsonType(node))
 		}
+	case reflect.Int:
+		c.integer(path, node, fd)
 	default:
 		panic(fmt.Sprintf("contract: unsupported field type %s", t))
 	}
@@ -167,6 +180,23 @@ func (c *checker) str(path, s string, fd field) {
 	c.secret(path, s)
 }
 
+// integer checks a whole number within the field's bounds.
+func (c *checker) integer(path string, node any, fd field) {
+	n, ok := node.(json.Number)
+	if !ok {
+		c.ps.add(CodeWrongType, path, "expected a whole number, got %s", jsonType(node))
+		return
+	}
+	v, err := strconv.ParseInt(string(n), 10, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		c.ps.add(CodeWrongType, path, "expected a whole number, got %s", n)
+		return
+	}
+	if err != nil || v < int64(fd.min) || v > int64(fd.max) {
+		c.ps.add(CodeOutOfRange, path, "%s is outside %d to %d", n, fd.min, fd.max)
+	}
+}
+
 // secret scans s and reports whether it holds a secret (or could not be scanned). The
 // secret itself is never repeated.
 func (c *checker) secret(path, s string) bool {
@@ -233,6 +263,8 @@ func limitSchema(s *jsonschema.Schema, t reflect.Type) {
 			}
 		case reflect.Struct:
 			limitSchema(p, f.typ)
+		case reflect.Int:
+			p.Minimum, p.Maximum = ptr(float64(f.min)), ptr(float64(f.max))
 		}
 	}
 }

@@ -26,10 +26,14 @@ const (
 	KindResearch       Kind = "research"
 	KindSpecification  Kind = "specification"
 	KindTicketPlanning Kind = "ticket-planning"
+	// KindTicketReview is the review of a frozen candidate (rein_ticket_review).
+	KindTicketReview Kind = "ticket-review"
+	// KindTicketCandidate is a writer's candidate submission (rein_ticket_candidate).
+	KindTicketCandidate Kind = "ticket-candidate"
 )
 
 // Kinds lists every contract kind.
-var Kinds = []Kind{KindResearch, KindSpecification, KindTicketPlanning}
+var Kinds = []Kind{KindResearch, KindSpecification, KindTicketPlanning, KindTicketReview, KindTicketCandidate}
 
 // MaxDocumentBytes is the byte cap of every contract document.
 const MaxDocumentBytes = 256 << 10
@@ -40,6 +44,7 @@ type Refs struct {
 	pack      map[string]bool
 	specItems map[string]bool
 	itemOrder []string
+	ticket    ticketRefs
 }
 
 // NewRefs returns Refs binding the given pack reference ids.
@@ -64,7 +69,7 @@ func PackRefs(p artifact.Pack) Refs {
 // [Specification.ItemIDs]); Ticket Planning requires every one of them to be implemented by
 // some ticket.
 func (r Refs) WithSpecItems(ids ...string) Refs {
-	out := Refs{pack: r.pack, specItems: make(map[string]bool, len(ids)), itemOrder: slices.Clone(ids)}
+	out := Refs{pack: r.pack, specItems: make(map[string]bool, len(ids)), itemOrder: slices.Clone(ids), ticket: r.ticket}
 	for _, id := range ids {
 		out.specItems[id] = true
 	}
@@ -78,9 +83,11 @@ func (r Refs) HasPack(id string) bool { return r.pack[id] }
 type Accepted struct {
 	Kind Kind
 	// Exactly one of these is set, by Kind.
-	Research      *Research
-	Specification *Specification
-	TicketPlan    *TicketPlan
+	Research        *Research
+	Specification   *Specification
+	TicketPlan      *TicketPlan
+	TicketReview    *TicketReview
+	TicketCandidate *TicketCandidate
 	// JSON is the contract re-encoded canonically (struct order, no insignificant space);
 	// Digest is "sha256:" and the hex sha256 of JSON.
 	JSON   []byte
@@ -99,6 +106,10 @@ var contracts = map[Kind]*Contract{
 	KindResearch:       newContract[Research](KindResearch, func(v any, r Refs, ps *problems) { researchRules(v.(*Research), r, ps) }),
 	KindSpecification:  newContract[Specification](KindSpecification, func(v any, r Refs, ps *problems) { specRules(v.(*Specification), r, ps) }),
 	KindTicketPlanning: newContract[TicketPlan](KindTicketPlanning, func(v any, r Refs, ps *problems) { planRules(v.(*TicketPlan), r, ps) }),
+	KindTicketReview:   newContract[TicketReview](KindTicketReview, func(v any, r Refs, ps *problems) { reviewRules(v.(*TicketReview), r, ps) }),
+	KindTicketCandidate: newContract[TicketCandidate](KindTicketCandidate, func(v any, r Refs, ps *problems) {
+		candidateRules(v.(*TicketCandidate), r, ps)
+	}),
 }
 
 func newContract[T any](k Kind, rules func(any, Refs, *problems)) *Contract {
@@ -172,6 +183,10 @@ func (c *Contract) Validate(raw []byte, refs Refs) (*Accepted, error) {
 		a.Specification = x
 	case *TicketPlan:
 		a.TicketPlan = x
+	case *TicketReview:
+		a.TicketReview = x
+	case *TicketCandidate:
+		a.TicketCandidate = x
 	}
 	return a, nil
 }

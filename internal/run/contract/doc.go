@@ -1,7 +1,8 @@
-// Package contract holds the closed candidate contracts of the delivery run's workflow stages
-// (DELIVERY.md, "Closed candidate contracts") and the rein_stage_result tool through which a
-// stage session's model submits one. A stage has an outcome only through this tool: an answer
-// in prose is no outcome.
+// Package contract holds the closed candidate contracts of the delivery run's stages
+// (DELIVERY.md, "Closed candidate contracts") and the tools through which a session's model
+// submits one: rein_stage_result (workflow stages), rein_ticket_review (Ticket Review) and
+// rein_ticket_candidate (a writer's candidate). A stage, review or writer attempt has an
+// outcome only through its tool: an answer in prose is no outcome.
 //
 // # Shapes
 //
@@ -21,6 +22,15 @@
 //	                 inputReferences: [packRefId[256]]}
 //	TicketPlan      {tickets: [{id[128], title[512], specItemIds: [specItemId[128]],
 //	                            dependsOn: [ticketId[128]]}]}
+//	TicketReview    {candidateDigest[128], blockingFindings: [finding], advisoryFindings: [finding],
+//	                 conclusion: accept|request-changes}
+//	    finding     {id[128], path?[1024], line?: 1…10000000, statement}
+//	TicketCandidate {ticketId[128], summary, verificationIds?: [commandId[128]]}
+//
+// A finding's severity is the list holding it (blocking findings keep the ticket from
+// acceptance); a second severity field would let the two disagree. A ticket candidate claims
+// nothing rein checks itself (the diff, the verification results, the budget): those are
+// established by the engine when the tool is called.
 //
 // # Validation
 //
@@ -48,11 +58,22 @@
 //     one item of the approved specification ([CodePlanSpecItemsMissing],
 //     [CodePlanSpecItemUnbound]), every spec item implemented by some ticket
 //     ([CodePlanSpecItemUncovered]), dependencies naming tickets of the plan
-//     ([CodePlanDependencyUnknown]) and forming no cycle ([CodePlanDependencyCycle]).
+//     ([CodePlanDependencyUnknown]) and forming no cycle ([CodePlanDependencyCycle]);
+//     Ticket Review: candidateDigest is the digest of the frozen candidate under review
+//     ([CodeReviewCandidateMismatch]), finding ids unique across both lists, a path clean and
+//     relative ([CodeReviewFindingPath]), a line only with a path ([CodeReviewLineWithoutPath]),
+//     the conclusion accept exactly when there is no blocking finding ([CodeReviewConclusion]);
+//     ticket candidate: ticketId is the attempt's ticket ([CodeCandidateTicketMismatch]) and
+//     every verificationId an approved command ([CodeCandidateVerificationUnbound]).
+//
+// Whole numbers (a finding's line) must be integers within their field's bounds
+// ([CodeWrongType], [CodeOutOfRange]).
 //
 // What a submission may cite is given as [Refs]: the ids of the stage's pack references
 // ([PackRefs]) and, for Ticket Planning, the approved specification's item ids
-// ([Refs.WithSpecItems], [Specification.ItemIDs]). An accepted submission ([Accepted]) carries
+// ([Refs.WithSpecItems], [Specification.ItemIDs]); for Ticket Review the frozen candidate's
+// digest ([Refs.WithCandidate]); for a ticket candidate the attempt's ticket id and the
+// approved verification command ids ([Refs.WithTicket]). An accepted submission ([Accepted]) carries
 // the decoded contract, its canonical JSON and that JSON's sha256 digest.
 //
 // The JSON Schema of each contract ([Contract.Schema], made by tool.SchemaFor) closes every
@@ -70,6 +91,24 @@
 // *[AttemptError] with [ReasonContractMissing] (the model never called the tool, e.g. it
 // answered in prose) or [ReasonContractRefused] (every submission was refused). The run
 // engine retries such an attempt in a fresh session within budget, then blocks.
+//
+// [ReviewTool] is rein_ticket_review: a StageResult for the Ticket Review contract (refs
+// must bind the candidate digest). The engine re-reads the candidate before and after the
+// review session; a review of a candidate that changed is void
+// (ticket_review_candidate_stale), whatever it says.
+//
+// [CandidateTool] is rein_ticket_candidate of one writer attempt (refs must bind the ticket).
+// It validates each call, then hands the submission to the engine's [Freezer], which checks
+// what only rein can establish — the session is the ticket's current attempt, the worktree
+// holds a non-empty tracked diff, every required verification command passes when rein runs
+// it, the attempt is within budget — and freezes the candidate (commit, candidate artifact,
+// candidate digest). A failed check is an *[Error] made with [CandidateRefusal]
+// ([CodeCandidateSessionNotCurrent], [CodeCandidateDiffEmpty],
+// [CodeCandidateVerificationFailed], [CodeCandidateOverBudget]) that the model sees and may
+// act on; any other freezer error leaves the attempt open. Calls are serialised, so the
+// engine never freezes twice at once; the first frozen candidate is the outcome and later
+// calls are refused ([CodeAlreadySubmitted]). [CandidateTool.Outcome] settles the attempt
+// like [StageResult.Outcome].
 //
 // This package does not import internal/run: the run engine builds Refs from the stage's pack
 // and stores what the sink receives.

@@ -24,7 +24,8 @@ const (
 	CodeBadEnum         Code = "contract_bad_enum"          // a value outside the field's enum
 	CodeSecret          Code = "contract_secret"            // the secret scanner found a secret in a string
 	CodeSecretScanError Code = "contract_secret_scan_failed"
-	CodeDuplicateID     Code = "contract_duplicate_id" // an id used twice within the contract
+	CodeDuplicateID     Code = "contract_duplicate_id"        // an id used twice within the contract
+	CodeOutOfRange      Code = "contract_number_out_of_range" // a whole number outside its field's bounds
 )
 
 // Research codes.
@@ -52,6 +53,25 @@ const (
 	CodePlanSpecItemUncovered Code = "plan_spec_item_uncovered" // a spec item no ticket implements
 	CodePlanDependencyUnknown Code = "plan_dependency_unknown"  // dependsOn names no ticket of the plan
 	CodePlanDependencyCycle   Code = "plan_dependency_cycle"    // the dependencies form a cycle (a self-dependency included)
+)
+
+// Ticket Review codes.
+const (
+	CodeReviewCandidateMismatch = Code("review_candidate_digest_mismatch") // candidateDigest is not the frozen candidate's
+	CodeReviewFindingPath       = Code("review_finding_path_invalid")      // a path that is not clean and relative
+	CodeReviewLineWithoutPath   = Code("review_finding_line_without_path") // a line with no path
+	CodeReviewConclusion        = Code("review_conclusion_inconsistent")   // accept with blocking findings, or request-changes without
+)
+
+// Ticket candidate codes: the first two from validation, the rest from rein's own checks
+// (returned by the engine's [Freezer], see [CandidateRefusal]).
+const (
+	CodeCandidateTicketMismatch      = Code("candidate_ticket_mismatch")      // ticketId is not the attempt's ticket
+	CodeCandidateVerificationUnbound = Code("candidate_verification_unbound") // a verificationId that is no approved command
+	CodeCandidateDiffEmpty           = Code("candidate_diff_empty")           // the worktree has no tracked change or new file
+	CodeCandidateVerificationFailed  = Code("candidate_verification_failed")  // a verification command rein ran failed
+	CodeCandidateOverBudget          = Code("candidate_over_budget")          // the attempt used more than its budget
+	CodeCandidateSessionNotCurrent   = Code("candidate_session_not_current")  // the submitting session is not the ticket's current attempt
 )
 
 // Tool-level codes.

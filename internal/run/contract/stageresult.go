@@ -125,7 +125,7 @@ func (e *AttemptError) Error() string {
 	case ReasonContractRefused:
 		return fmt.Sprintf("%s: the %s attempt ended with %d refused submission(s) and none accepted", e.Reason, e.Kind, e.Refusals)
 	default:
-		return fmt.Sprintf("%s: the %s attempt ended without a submission through %s; an answer in prose is no outcome", e.Reason, e.Kind, ToolName)
+		return fmt.Sprintf("%s: the %s attempt ended without a submission through %s; an answer in prose is no outcome", e.Reason, e.Kind, toolFor(e.Kind))
 	}
 }
 
