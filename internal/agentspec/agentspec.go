@@ -48,6 +48,13 @@ type Spec struct {
 	// Tools are offered in addition to the role's standard tools (a stage's contract tools);
 	// the role's surface must allow them.
 	Tools []tool.Tool
+	// Standard names the role's standard tools the agent is offered, so that a stage gets only
+	// the tools it needs (nil: every tool of the role's surface; empty: none, only Tools). The
+	// role's surface still filters them.
+	Standard []string
+	// Reads bounds what the agent's read tools (read, grep, find, ls) may read, beyond the
+	// workspace and the permission rules; the zero value adds no bound.
+	Reads ReadScope
 	// Limits: model turns, tokens (input, output and cache) and a deadline; zero means none.
 	MaxTurns       int
 	MaxUsageTokens int
@@ -59,6 +66,26 @@ type Spec struct {
 	Now      func() time.Time
 	LedgerFS ledger.FS
 }
+
+// ReadScope is an input boundary the read tools enforce. It is judged on the real path of every
+// file they open or list — every symbolic link resolved, so a link into a bounded-off path is
+// refused as the path itself is — and, while a scope is set, a file with more than one hard
+// link is refused, since its other names are unknown. A refused read is a tool result the
+// model sees, naming the boundary; a file a directory search meets outside the scope is left
+// out. Paths are workspace-relative, with "/" separators.
+type ReadScope struct {
+	// Name says what the boundary is, for the refusal ("the specification stage's pack").
+	Name string
+	// Only, when not nil, is every file the tools may read; nothing else can be read or
+	// listed, not even the directories holding these files.
+	Only []string
+	// Deny lists paths the tools may not read; each covers everything below it, and is
+	// matched ignoring case.
+	Deny []string
+}
+
+// IsZero reports whether s bounds nothing.
+func (s ReadScope) IsZero() bool { return s.Only == nil && len(s.Deny) == 0 }
 
 // Agent is a built agent with its own session.
 type Agent interface {

@@ -52,7 +52,12 @@
 // agentspec.Spec (rein's composition root builds it the way it builds every agent: model
 // retries, the workflow role's read-only tool surface plus contract.StageResult, the
 // permission gate, hooks, telemetry and the session lifecycle); run imports no tool, provider
-// or model package. Test seams come through [Env] too (Crash, SessionFS). [ResearchSystem] and
+// or model package. The spec carries the stage's input boundary ([modelStage].bound,
+// bounds.go), which the read tools enforce on real paths: Research reads the repository
+// without .rein/ (agentspec.ReadScope.Deny); Specification and Ticket Planning get only the
+// read tool (agentspec.Spec.Standard), confined to their pack's files (ReadScope.Only). Stage
+// agents get the tools' brief descriptions, so a request's fixed overhead (system prompt and
+// tool schemas) stays within 4 KB. Test seams come through [Env] too (Crash, SessionFS). [ResearchSystem] and
 // one request ([ResearchRequest]) starting with [RequestPrefix]; contextpack.CutAtPrefix cuts
 // every model request there (and fails closed without it). Every stage request carries the
 // evidence gaps and ends with the stage's rules and the boundary rules (input boundary, no

@@ -9,10 +9,9 @@ import (
 
 // PlanSystem is the workflow role's system prompt for the Ticket Planning stage.
 const PlanSystem = `You are the workflow role of a rein delivery run, in the Ticket Planning stage.
-You may read the project with the read-only tools (read, grep, find, ls). You change nothing.
-Split the approved specification in the pack into tickets a writer can implement one at a time,
-and submit the Ticket Planning contract with the rein_stage_result tool. The stage has an outcome
-only through that tool: an answer in prose is no outcome.`
+Your inputs are the pack in the request; read reads only its files. You change nothing. Split
+the approved specification in the pack into tickets a writer can implement one at a time, and
+submit them with rein_stage_result: prose is no outcome.`
 
 const planRulesText = `- Submit exactly one Ticket Planning contract with rein_stage_result; prose is no outcome.
 - Every item id of the approved specification is implemented by at least one ticket; name only
@@ -47,7 +46,7 @@ func (r *Run) approvedSpec() (artifact.Reference, *contract.Specification, error
 func (r *Run) planStage() modelStage {
 	var items []string
 	return modelStage{stage: StageTicketPlanning, title: "Ticket Planning", kind: contract.KindTicketPlanning, art: ArtTicketPlan,
-		file: attemptFile(ArtTicketPlan), system: PlanSystem,
+		file: attemptFile(ArtTicketPlan), system: PlanSystem, bound: packBound(StageTicketPlanning),
 		pack: func() (artifact.Pack, error) {
 			p := artifact.Pack{Name: "ticket-planning", Version: "1"}
 			for _, id := range []string{ArtRequirement, ArtSnapshot} {

@@ -271,10 +271,9 @@ func Clarify(env Env, id string, answers map[string]string) (artifact.Reference,
 
 // SpecSystem is the workflow role's system prompt for the Specification stage.
 const SpecSystem = `You are the workflow role of a rein delivery run, in the Specification stage.
-You may read the project with the read-only tools (read, grep, find, ls). You change nothing.
-Write the specification the requirement, the research and the clarification answers in the pack
-support, and submit the Specification contract with the rein_stage_result tool. The stage has
-an outcome only through that tool: an answer in prose is no outcome.`
+Your inputs are the pack in the request; read reads only its files. You change nothing. Write
+the specification the requirement, the research and the clarification answers in the pack
+support, and submit it with rein_stage_result: prose is no outcome.`
 
 const specRules = `- Submit exactly one Specification contract with rein_stage_result; prose is no outcome.
 - inputReferences names the reference ids of the pack above the specification is made from.
@@ -286,7 +285,7 @@ const specRules = `- Submit exactly one Specification contract with rein_stage_r
 func (r *Run) specStage() modelStage {
 	return modelStage{stage: StageSpecification, title: "Specification", kind: contract.KindSpecification, art: ArtSpec,
 		file:   attemptFile(ArtSpec),
-		system: SpecSystem, pack: r.specPack,
+		system: SpecSystem, pack: r.specPack, bound: packBound(StageSpecification),
 		request: func(n int, pack []byte) string {
 			return fmt.Sprintf("%s: stage specification, attempt %d.\n\n", RequestPrefix(r.ID), n) + gapsSection(r.Gaps) + "\n" +
 				requestTail(pack, specRules)

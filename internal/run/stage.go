@@ -78,10 +78,9 @@ type SessionAnchor struct {
 
 // ResearchSystem is the workflow role's system prompt for the Research stage.
 const ResearchSystem = `You are the workflow role of a rein delivery run, in the Research stage.
-You may read the project with the read-only tools (read, grep, find, ls). You change nothing.
-Establish what the requirement needs from the evidence in the pack and the project, name what
-remains unknown, and submit the Research contract with the rein_stage_result tool. The stage has
-an outcome only through that tool: an answer in prose is no outcome.`
+Read the repository (read, grep, find, ls) but not .rein/: the pack holds what you need of it.
+Change nothing. Establish what the requirement needs, name what remains unknown, and submit
+the Research contract with rein_stage_result: prose is no outcome.`
 
 // researchRules are the rules of the Research request (DELIVERY.md).
 const researchRules = `- Submit exactly one Research contract with rein_stage_result; prose is no outcome.
@@ -159,11 +158,13 @@ type modelStage struct {
 	accepted func(l *ledger.Ledger, a Attempt) error
 	// skills is the request's "Pinned skills" section ([Run.stageSkills]), read per attempt.
 	skills string
+	// bound is the stage's input boundary over its pack (see bounds.go).
+	bound func(artifact.Pack) stageBound
 }
 
 func (r *Run) researchStage() modelStage {
 	return modelStage{stage: StageResearch, title: "Research", kind: contract.KindResearch, art: ArtResearch,
-		file: func(int) string { return ArtResearch + ".md" }, system: ResearchSystem, pack: r.researchPack,
+		file: func(int) string { return ArtResearch + ".md" }, system: ResearchSystem, pack: r.researchPack, bound: repositoryBound,
 		request: func(n int, pack []byte) string {
 			return ResearchRequest(r.ID, n, r.Gaps, pack)
 		},
@@ -385,10 +386,11 @@ func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy,
 		return a, fmt.Errorf("%w: this environment builds no agents", ErrNotRunnable)
 	}
 	env.crash("session")
+	bound := ms.bound(pack)
 	agent, err := env.Agents.Agent(ctx, agentspec.Spec{
 		Role: RoleWorkflow, Workspace: r.Project, SessionDir: filepath.Join(env.Home, dir), SessionID: sid,
 		Model:  agentspec.Model{Provider: pol.Provider, Model: pol.Model, BaseURL: pol.BaseURL, Script: pol.Script, Thinking: llm.ThinkingLevel(pol.Thinking)},
-		System: ms.system, Tools: []tool.Tool{result},
+		System: ms.system, Tools: []tool.Tool{result}, Standard: bound.tools, Reads: bound.reads,
 		MaxTurns: left.turns, MaxUsageTokens: left.tokens, Deadline: time.Now().Add(left.elapsed),
 		ContextHooks: []kernel.ContextHook{contextpack.CutAtPrefix{Prefix: RequestPrefix(r.ID)}},
 		Now:          env.now, LedgerFS: env.SessionFS,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"path/filepath"
+	"slices"
 
 	"github.com/reinhq/rein/internal/agentspec"
 	"github.com/reinhq/rein/internal/llm"
@@ -14,7 +15,9 @@ import (
 // Agents builds the agents a delivery run asks for (one per stage attempt, later writers and
 // reviewers), each the one way [Build] builds every agent: the model in retries, the role's
 // tool surface, the trust gate and settings, the permission gate, global hooks (and the
-// project's when trusted), telemetry, and a fresh session with its lifecycle records.
+// project's when trusted), telemetry, and a fresh session with its lifecycle records. A stage
+// agent gets the standard tools the spec names, briefly described (tool.Brief), and its read
+// tools hold to the spec's read scope.
 type Agents struct {
 	Home   string
 	Getenv func(string) string
@@ -42,7 +45,14 @@ func (a *Agents) Agent(ctx context.Context, spec agentspec.Spec) (agentspec.Agen
 		MaxTurns: spec.MaxTurns, MaxUsageTokens: spec.MaxUsageTokens, Deadline: spec.Deadline,
 		Dir: spec.Workspace, Home: a.Home, Getenv: a.Getenv, Tracer: a.Tracer, HTTPClient: a.HTTPClient,
 		Retry: a.Retry, Now: spec.Now, LedgerFS: spec.LedgerFS, Trust: a.Trust, Confirm: a.Confirm, Notice: a.Notice,
-		Session: SessionChoice{Mode: SessionCreate, Ref: spec.SessionDir, ID: spec.SessionID},
+		Session:    SessionChoice{Mode: SessionCreate, Ref: spec.SessionDir, ID: spec.SessionID},
+		BriefTools: true, Reads: spec.Reads,
+	}
+	if spec.Standard != nil {
+		o.Tools = slices.Clone(spec.Standard)
+		for _, t := range spec.Tools {
+			o.Tools = append(o.Tools, t.Spec().Name)
+		}
 	}
 	if spec.Model.Script != "" {
 		o.Script = spec.Model.Script

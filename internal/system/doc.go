@@ -25,6 +25,12 @@
 // kernel's Gate is the permission rules of package policy: deny refuses, ask
 // asks through Options.Confirm or — with none — refuses so the run ends blocked.
 //
+// Read scopes: an agent built with Options.Reads (a delivery stage's input boundary,
+// agentspec.ReadScope) has its workspace Guard bounded by it ahead of the permission rules
+// (scopeGuard, readscope.go): an allowlist of files or deny paths, judged on real paths, with
+// hard-linked files refused and a refusal the model sees (CodeReadOutOfScope). A scope on a
+// tool set with bash is a configuration error, since bash's reads pass no Guard.
+//
 // Hooks: the command hooks of the settings (global, then the trusted project's) are wired into
 // every agent Build makes, per agent (hookWiring), so that an agent for another session gets
 // its own, recording its hook runs in its own session. Hook failures and messages reach the

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reinhq/rein/internal/agentspec"
 	"github.com/reinhq/rein/internal/contextpack"
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/ledger"
@@ -55,6 +56,12 @@ type Options struct {
 	// Tools selects tools by name; nil means the default set. NoTools offers none.
 	Tools   []string
 	NoTools bool
+	// BriefTools offers the standard tools with their brief descriptions (tool.Brief): a
+	// delivery stage's requests stay small.
+	BriefTools bool
+	// Reads bounds what the read tools may read (an input boundary: a stage's pack, or the
+	// repository without .rein/); the zero value adds no bound.
+	Reads agentspec.ReadScope
 	// SystemPrompt, when set, is the whole system prompt: no project context is assembled
 	// (a stage sees only its pack). The trust gate then guards only the project's settings.
 	SystemPrompt string
@@ -721,6 +728,11 @@ func buildTools(rt *Runtime, plan *newSession, o Options, journal *proc.Journal)
 		grep.New(ws, grep.Options{}),
 		fstool.Find(ws), fstool.Ls(ws),
 	}
+	if o.BriefTools {
+		for i, t := range tools {
+			tools[i] = tool.Brief(t)
+		}
+	}
 	var extra []string
 	for _, t := range o.ExtraTools {
 		extra = append(extra, t.Spec().Name)
@@ -745,16 +757,38 @@ func buildTools(rt *Runtime, plan *newSession, o Options, journal *proc.Journal)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	return surface.Filter(set)
+	set, err = surface.Filter(set)
+	if err != nil {
+		return nil, err
+	}
+	return set, checkScope(o.Reads, set)
 }
 
-// guardTools makes the permission rules hold for every path the tools reach: the
-// workspace's Guard judges each file the file tools and grep open or list, and with
+// checkScope refuses a read scope that cannot hold: one with a path that is not clean and
+// workspace-relative, or given to a tool set with bash, whose commands the file tools' guard
+// does not see.
+func checkScope(s agentspec.ReadScope, set *tool.Set) error {
+	if s.IsZero() {
+		return nil
+	}
+	if _, ok := set.Get(policy.ToolBash); ok {
+		return fmt.Errorf("%w: a read scope (%s) cannot be enforced on bash: offer the agent no bash tool", ErrConfig, s.Name)
+	}
+	_, err := newScopeGuard(s, nil)
+	return err
+}
+
+// guardTools makes the read scope and the permission rules hold for every path the tools
+// reach: the workspace's Guard judges each file the file tools and grep open or list, and with
 // --sandbox and read rules that deny paths, the tools are built again on a sandbox that
 // masks those paths (the first build, before the rules were known, only checked that a
 // sandbox can be built).
 func guardTools(rt *Runtime, plan *newSession, o Options, pol *policy.Policy) error {
-	rt.Workspace.Guard = pathGuard{policy: pol}
+	guard, err := newScopeGuard(o.Reads, pathGuard{policy: pol})
+	if err != nil {
+		return err
+	}
+	rt.Workspace.Guard = guard
 	if !o.Sandbox || o.NoTools || !pol.DeniesReads() {
 		return nil
 	}

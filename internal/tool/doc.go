@@ -14,6 +14,8 @@
 //     Schema. Every refusal is a *[ValidationError] whose message lists each problem with its
 //     path and repeats the arguments, so the model can correct the call. Validation keeps no
 //     state but a cache of parsed schemas and is safe for concurrent use.
+//   - [Brief] describes a tool by its [Spec.Brief] and its schema without descriptions (for
+//     agents whose requests must stay small); what the schema checks is unchanged.
 //   - [SchemaFor] derives a tool's schema from a Go struct; every object it describes is closed
 //     (additionalProperties false).
 //   - Output limits are shared: [MaxLines] lines and [MaxBytes] bytes. [TruncateHead] keeps the

@@ -23,6 +23,10 @@ type Spec struct {
 	Description string
 	// Snippet is the one line shown in the system prompt's tool list.
 	Snippet string
+	// Brief, when set, is a short description that still says what a call needs to be right
+	// (argument meanings, defaults, limits): [Brief] offers it, with the schema's descriptions
+	// dropped, to agents whose requests must stay small.
+	Brief string
 	// Schema is the JSON Schema of the arguments object. Validation is strict: unknown
 	// fields, duplicate keys, keys differing only in case and invalid UTF-8 are rejected.
 	Schema json.RawMessage

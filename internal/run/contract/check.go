@@ -231,7 +231,7 @@ func jsonType(v any) string {
 
 // limitSchema adds to s (the schema jsonschema.For made for t) what the tags say: maxItems
 // on lists, maxLength on strings (in characters, a hint: the byte cap is checked by code),
-// enums.
+// enums (with no maxLength: the enum bounds the string).
 func limitSchema(s *jsonschema.Schema, t reflect.Type) {
 	if s == nil {
 		return
@@ -254,12 +254,14 @@ func limitSchema(s *jsonschema.Schema, t reflect.Type) {
 				limitSchema(p.Items, el)
 			}
 		case reflect.String:
-			p.MaxLength = ptr(f.limit)
-			if f.enum != nil {
-				p.Enum = make([]any, len(f.enum))
-				for i, e := range f.enum {
-					p.Enum[i] = e
-				}
+			if f.enum == nil {
+				p.MaxLength = ptr(f.limit)
+				continue
+			}
+			// The enum bounds the string (the byte cap is still checked by code).
+			p.Enum = make([]any, len(f.enum))
+			for i, e := range f.enum {
+				p.Enum[i] = e
 			}
 		case reflect.Struct:
 			limitSchema(p, f.typ)

@@ -78,7 +78,7 @@
 //
 // The JSON Schema of each contract ([Contract.Schema], made by tool.SchemaFor) closes every
 // object and carries maxItems, maxLength (characters; the byte caps are checked by code) and
-// enums; it is what the model sees. The code checks above do not rely on it.
+// enums (an enum string carries no maxLength: the enum bounds it); it is what the model sees. The code checks above do not rely on it.
 //
 // # The tool
 //

@@ -44,11 +44,8 @@ func NewStageResult(c *Contract, refs Refs, sink Sink) (*StageResult, error) {
 func (t *StageResult) Spec() tool.Spec {
 	return tool.Spec{
 		Name: ToolName,
-		Description: fmt.Sprintf("Submit the %s stage's result as its closed candidate contract. "+
-			"The stage has an outcome only once this tool accepts a submission; prose is not an outcome. "+
-			"Every key is exact, lists hold at most %d items, references must be ids of this stage's pack. "+
-			"A refused submission lists every problem with a code and a path: fix them and submit again. "+
-			"Only one submission is accepted.", t.c.kind, MaxItems),
+		Description: fmt.Sprintf("Submit the %s contract, the stage's only outcome. Ids are unique; references are ids of this stage's pack. "+
+			"A refusal lists each problem by code and path: fix them and submit again.", t.c.kind),
 		Snippet:    fmt.Sprintf("%s: submit the %s contract (the stage's only outcome)", ToolName, t.c.kind),
 		Schema:     t.c.Schema(),
 		Sequential: true,

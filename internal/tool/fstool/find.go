@@ -66,6 +66,7 @@ func (t *findTool) Spec() tool.Spec {
 			"Results are paths relative to the searched directory, sorted, directories ending in '/'. "+
 			"Files ignored by .gitignore are skipped. Returns at most %d results unless limit says otherwise.", DefaultFindLimit),
 		Snippet: "Find files by glob pattern (respects .gitignore)",
+		Brief:   fmt.Sprintf("Find files below path by glob ('*.go': names at any depth; 'cmd/**/main.go': paths); at most limit (%d).", DefaultFindLimit),
 		Schema:  findSchema,
 		Replay:  tool.ReplaySafe,
 	}

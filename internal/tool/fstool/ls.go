@@ -49,6 +49,7 @@ func (t *lsTool) Spec() tool.Spec {
 		Description: fmt.Sprintf("List a directory's entries, sorted alphabetically, with a trailing '/' on directories. "+
 			"Hidden files are included. Returns at most %d entries unless limit says otherwise.", DefaultLsLimit),
 		Snippet: "List a directory",
+		Brief:   fmt.Sprintf("List a directory (default: the root); directories end in '/'; at most limit (%d) entries.", DefaultLsLimit),
 		Schema:  lsSchema,
 		Replay:  tool.ReplaySafe,
 	}

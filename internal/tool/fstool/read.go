@@ -62,8 +62,10 @@ func (t *readTool) Spec() tool.Spec {
 			"PNG, JPEG, GIF and WebP images come back as images. Other binary files are refused.",
 			tool.MaxLines, tool.FormatSize(tool.MaxBytes)),
 		Snippet: "Read a file's contents (text by line range, or an image)",
-		Schema:  readSchema,
-		Replay:  tool.ReplaySafe,
+		Brief: fmt.Sprintf("Read a file: text (at most %d lines or %s a call; offset: first line, 1-based; limit: lines) or an image.",
+			tool.MaxLines, tool.FormatSize(tool.MaxBytes)),
+		Schema: readSchema,
+		Replay: tool.ReplaySafe,
 	}
 }
 

@@ -75,8 +75,10 @@ func (g *Grep) Spec() tool.Spec {
 			"Respects .gitignore. Output is truncated to %d matches or %s (whichever is hit first); long lines are cut to %d characters.",
 			DefaultLimit, tool.FormatSize(tool.MaxBytes), MaxLineChars),
 		Snippet: "Search file contents for patterns (respects .gitignore)",
-		Schema:  json.RawMessage(schema),
-		Replay:  tool.ReplaySafe,
+		Brief: fmt.Sprintf("Search the files below path (default: all) for a regular expression (literal: a plain string); "+
+			"glob filters names ('*.go') or paths ('src/**/*.ts'; '!' excludes); context: lines around; at most limit (%d) matches.", DefaultLimit),
+		Schema: json.RawMessage(schema),
+		Replay: tool.ReplaySafe,
 	}
 }
 
