@@ -114,6 +114,7 @@ func TestKilledNextIsInterrupted(t *testing.T) {
 	proj, id := deliveryProject(t, dir, srv.URL+"/v1")
 
 	cmd, out, done := startRein(t, proj, home, "run", "next", id)
+	t.Cleanup(func() { cmd.Process.Kill() })
 	select {
 	case <-p.hung:
 	case err := <-done:
@@ -125,6 +126,11 @@ func TestKilledNextIsInterrupted(t *testing.T) {
 	code, stdout, _ := rein(t, proj, "", "run", "status", id)
 	if code != 0 || !strings.Contains(stdout, "state: running\n") || !strings.Contains(stdout, fmt.Sprintf("lease: pid %d on ", cmd.Process.Pid)) {
 		t.Errorf("status while next runs: exit %d\n%s", code, stdout)
+	}
+	_, stdout, _ = rein(t, proj, "", "run", "status", id, "--json")
+	checkEmitted(t, statusSchemaHeading, []byte(stdout))
+	if !strings.Contains(stdout, `"state": "running"`) || !strings.Contains(stdout, `"live": true`) {
+		t.Errorf("status --json while next runs:\n%s", stdout)
 	}
 	code, _, stderr := rein(t, proj, "", "run", "next", id)
 	if code != cli.ExitSession || !strings.Contains(stderr, fmt.Sprintf("is being run by `rein run next` (pid %d", cmd.Process.Pid)) {
@@ -142,6 +148,11 @@ func TestKilledNextIsInterrupted(t *testing.T) {
 		!strings.Contains(stdout, "process gone") {
 		t.Fatalf("status after SIGKILL: exit %d\n%s", code, stdout)
 	}
+	_, stdout, _ = rein(t, proj, "", "run", "status", id, "--json")
+	checkEmitted(t, statusSchemaHeading, []byte(stdout))
+	if !strings.Contains(stdout, `"state": "interrupted"`) || !strings.Contains(stdout, `"command": "rein run resume `+id+`"`) {
+		t.Errorf("status --json after SIGKILL:\n%s", stdout)
+	}
 	code, _, stderr = rein(t, proj, "", "run", "resume", id)
 	if code != 0 {
 		t.Fatalf("resume: exit %d\n%s", code, stderr)
@@ -151,7 +162,10 @@ func TestKilledNextIsInterrupted(t *testing.T) {
 		!strings.Contains(stdout, "  attempt 2: accepted") || strings.Contains(stdout, "lease: ") {
 		t.Fatalf("status after resume: exit %d\n%s", code, stdout)
 	}
+	_, stdout, _ = rein(t, proj, "", "run", "status", id, "--json")
+	checkEmitted(t, statusSchemaHeading, []byte(stdout))
 	code, stdout, stderr = rein(t, proj, "", "run", "metrics", id, "--json")
+	checkEmitted(t, metricsSchemaHeading, []byte(stdout))
 	var m struct {
 		Recoveries map[string]int `json:"recoveries"`
 		Stages     []struct {
