@@ -61,6 +61,10 @@ type Spec struct {
 	Deadline       time.Time
 	// ContextHooks may replace each request's messages (never what is recorded).
 	ContextHooks []kernel.ContextHook
+	// OnRequest, when set, sees every model request as the kernel hands it to the model (once
+	// per call, before retries): what a delivery run measures its request bytes from. It
+	// must not keep or change the request.
+	OnRequest func(*llm.Request)
 	// Now is the session ledger's clock (nil: time.Now); LedgerFS its filesystem (nil: the OS).
 	// Both are test seams.
 	Now      func() time.Time

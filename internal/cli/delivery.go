@@ -429,6 +429,7 @@ continue), status and abort.`,
 	approve.Flags().StringVar(&digest, "digest", "", "the digest of the artifact approved (sha256:…); without it, on a terminal, the artifact is shown and you are asked")
 	reject.Flags().StringVar(&reason, "reason", "", "why the artifact is rejected")
 	c.AddCommand(start, status, next, resume, clarify, approve, reject, abort, newRunShowCmd(e), newRunDiffCmd(e))
+	c.AddCommand(newRunMetricsCmd(e))
 	return c
 }
 

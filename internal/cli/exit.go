@@ -60,7 +60,7 @@ var exitTable = []struct {
 	{code: ExitInternal, sentinels: []error{session.ErrInvalidRecord, contextpack.ErrPrefixMissing}},
 	{code: ExitSession, sentinels: []error{ledger.ErrCorrupt, ledger.ErrLocked, ledger.ErrRollback, ledger.ErrIncomplete,
 		ledger.ErrFaulted, ledger.ErrTornTail, ledger.ErrUnsupportedVersion, ledger.ErrBlobDigest, session.ErrBusy, system.ErrSessionGone,
-		artifact.ErrMismatch, artifact.ErrCorrupt, artifact.ErrNotFound}},
+		artifact.ErrMismatch, artifact.ErrCorrupt, artifact.ErrNotFound, delivery.ErrRunning}},
 	{code: ExitModel, typed: func(err error) bool { _, ok := err.(*llm.Error); return ok }},
 	{code: ExitUsage, sentinels: []error{ErrUsage, system.ErrConfig, system.ErrAuthPermissions, system.ErrNoSession,
 		telemetry.ErrConfig, sandbox.ErrUnavailable, llm.ErrBadModelsFile, session.ErrBadForkPoint,

@@ -94,6 +94,29 @@
 // interactive approval, which [ApproveGate] then binds to the digest shown. All four open the
 // run ledger read-only, as [Status] does, and write nothing anywhere.
 //
+// # States, lease, causes and metrics
+//
+// [Status] names the run's state (StateReady, StateRunning, StateWaitingForHuman,
+// StateBlocked, StateInterrupted, StateCompleted, StateAborted) with what goes on: the next
+// command, the gate's artifact and digest with the exact approve and reject commands, the
+// Clarification ids to answer. [Next] and [Resume] hold the run's lease ([Lease], lease.json in
+// the run's $REIN_HOME directory: pid, process start time, host), created with O_EXCL before
+// they open the run and removed when they end; while its process lives another Next or Resume
+// refuses with [ErrRunning]; a lease whose process is gone (pid absent, or its start time — on
+// Linux /proc/PID/stat field 22 — differs) makes Status report the run interrupted, and the next
+// Next or Resume takes it over, recording [KindLeaseTakenOver]. Status only reads it.
+//
+// Every failed attempt's stage.attempt record carries a typed [Cause]: provider_unavailable
+// (the llm error kind and HTTP status of a model call that failed after its retries; recorded
+// at once, the stage stops with the *llm.Error, and such attempts do not count against
+// [MaxStageAttempts]), budget_exhausted, contract_missing, contract_invalid (problem codes with
+// counts) or interrupted (settled by resume). Each attempt also records its first model
+// request's size (requestBytes, of it fixedBytes: system prompt and tool schemas, measured
+// through agentspec.Spec.OnRequest) and its rendered pack's (packBytes). [RunMetrics] sums the
+// settled attempts per stage and role and counts recoveries and blockers, reading the ledger
+// read-only. [Report] and [Metrics] are the stable JSON of status and metrics
+// ([StatusSchemaVersion], [MetricsSchemaVersion]; the README documents every field).
+//
 // # Resume
 //
 // [Resume] (and [Next], before any attempt) settles a model-stage attempt that has a

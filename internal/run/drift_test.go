@@ -48,7 +48,7 @@ func startRunWith(t *testing.T, edit func(*Profile)) (Env, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep, err := Status(env, id); err != nil || rep.State != "running" || rep.Stage != StageResearch {
+	if rep, err := Status(env, id); err != nil || rep.State != StateReady || rep.Stage != StageResearch {
 		t.Fatalf("status = %+v, %v", rep, err)
 	}
 	return env, id

@@ -106,7 +106,7 @@ func TestStatusWritesNothing(t *testing.T) {
 	other.Harness.BinaryDigest = "sha256:" + strings.Repeat("b", 64)
 	wantBlocker(t, other, id, BlockHarnessDrift)
 	sameFiles(t, "status from another binary", before, snapshotRun(t, env, id))
-	if rep, err := Status(env, id); err != nil || rep.State != "running" {
+	if rep, err := Status(env, id); err != nil || rep.State != StateReady {
 		t.Fatalf("status from the locked binary after another's = %+v, %v; want running", rep, err)
 	}
 }
@@ -187,7 +187,7 @@ func TestGuidanceDriftLifts(t *testing.T) {
 	}
 	write(t, agents, "# rules\n")
 	before := snapshotRun(t, env, id)
-	if rep, err := Status(env, id); err != nil || len(rep.Blockers) != 0 || rep.State != "running" {
+	if rep, err := Status(env, id); err != nil || len(rep.Blockers) != 0 || rep.State != StateReady {
 		t.Fatalf("status after the revert = %+v, %v; want no blocker", rep, err)
 	}
 	sameFiles(t, "status", before, snapshotRun(t, env, id))

@@ -45,8 +45,17 @@ type ResumeResult struct {
 // Resume rebuilds the run from its ledger and locked inputs (reconciling drift first, as
 // status does), settles a stage attempt a crash interrupted by evidence, and continues: when the
 // settlement completed the interrupted stage, that stage is the one resume ran; otherwise it
-// runs the current stage as [Next] does.
-func Resume(ctx context.Context, env Env, id string) (ResumeResult, error) {
+// runs the current stage as [Next] does. It holds the run's lease while it runs, as Next does.
+func Resume(ctx context.Context, env Env, id string) (res ResumeResult, err error) {
+	err = withLease(env, id, "resume", func() error {
+		res, err = resume(ctx, env, id)
+		return err
+	})
+	return res, err
+}
+
+// resume is [Resume] under the run's lease.
+func resume(ctx context.Context, env Env, id string) (ResumeResult, error) {
 	var res ResumeResult
 	r, l, err := openRun(env.Home, id)
 	if err != nil {
@@ -77,7 +86,7 @@ func Resume(ctx context.Context, env Env, id string) (ResumeResult, error) {
 		res.Stage = s.Stage
 		return res, nil
 	}
-	res.Stage, err = Next(ctx, env, id)
+	res.Stage, err = next(ctx, env, id)
 	return res, err
 }
 
@@ -219,7 +228,7 @@ func (r *Run) evidence(env Env, ms modelStage, n int) (*Attempt, string, error) 
 		case len(accepted) > 0:
 			return nil, fmt.Sprintf("the session shows an accepted submission (%s) but %s is missing", accepted[0], rel), nil
 		}
-		a.Outcome = "failed"
+		a.Outcome, a.Cause = "failed", &Cause{Code: CauseInterrupted}
 		a.Detail = "interrupted before a contract was accepted (no artifact, no accepted submission in the session); settled by resume"
 		return a, "", nil
 	} else if err != nil {

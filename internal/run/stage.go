@@ -51,10 +51,12 @@ func RequestPrefix(id string) string { return "Stage request for run " + id }
 // Attempt is the body of a stage.attempt record: how the attempt settled, what it produced
 // and where its session ledger ended — never a prompt or a transcript.
 type Attempt struct {
-	Stage    string              `json:"stage"`
-	Attempt  int                 `json:"attempt"`
-	Outcome  string              `json:"outcome"` // accepted or failed
-	Reason   string              `json:"reason,omitempty"`
+	Stage   string `json:"stage"`
+	Attempt int    `json:"attempt"`
+	Outcome string `json:"outcome"` // accepted or failed
+	Reason  string `json:"reason,omitempty"`
+	// Cause types a failed attempt (see the Cause* codes); see also [Attempt.FailureCause].
+	Cause    *Cause              `json:"cause,omitempty"`
 	Detail   string              `json:"detail,omitempty"`
 	Artifact *artifact.Reference `json:"artifact,omitempty"`
 	Contract artifact.Digest     `json:"contractDigest,omitempty"` // sha256 of the canonical contract JSON
@@ -66,6 +68,14 @@ type Attempt struct {
 	OutputTokens int     `json:"outputTokens"`
 	CostUSD      float64 `json:"costUsd"`
 	ElapsedMs    int64   `json:"elapsedMs"`
+	// RequestBytes is the size of the attempt's first model request in rein's
+	// provider-neutral JSON encoding; FixedBytes the part of it that is the system prompt and
+	// the tool schemas; PackBytes the rendered pack inside its stage request.
+	RequestBytes int `json:"requestBytes,omitempty"`
+	FixedBytes   int `json:"fixedBytes,omitempty"`
+	PackBytes    int `json:"packBytes,omitempty"`
+	// provider is the provider's error of an attempt that failed on a model call.
+	provider *llm.Error
 }
 
 // SessionAnchor names a stage session ledger and its head when the attempt settled.
@@ -97,8 +107,18 @@ const researchRules = `- Submit exactly one Research contract with rein_stage_re
 // workflow role until one submits an accepted contract (stage completed) or the attempts or
 // the budget are used up (a blocker); Clarification completes once every required unknown is
 // answered ([Clarify]) and otherwise refuses with a blocker. It refuses to continue on a stale
-// input (run_artifact_stale). It returns the stage it ran.
-func Next(ctx context.Context, env Env, id string) (string, error) {
+// input (run_artifact_stale). It returns the stage it ran. It holds the run's lease while it
+// runs; a live holder refuses it with [ErrRunning].
+func Next(ctx context.Context, env Env, id string) (stage string, err error) {
+	err = withLease(env, id, "next", func() error {
+		stage, err = next(ctx, env, id)
+		return err
+	})
+	return stage, err
+}
+
+// next is [Next] under the run's lease.
+func next(ctx context.Context, env Env, id string) (string, error) {
 	r, l, err := openRun(env.Home, id)
 	if err != nil {
 		return "", err
@@ -240,9 +260,9 @@ func (r *Run) runModelStage(ctx context.Context, env Env, l *ledger.Ledger, ms m
 			}
 			return &BlockedError{RunID: r.ID, Blockers: []Blocker{b}}
 		}
-		if n-round > MaxStageAttempts {
+		if counted := r.countedAttempts(ms.stage, round); counted >= MaxStageAttempts {
 			b := Blocker{Code: BlockStageFailed, Stage: ms.stage,
-				Detail: fmt.Sprintf("%s ended %d attempt(s) without an accepted contract (%s)", ms.title, n-1-round, left.detail),
+				Detail: fmt.Sprintf("%s ended %d attempt(s) without an accepted contract (%s)", ms.title, counted, left.detail),
 				Recovery: []string{"read the attempts in `rein run status " + r.ID + "` and adjust the workflow role's model or budget in " + ProfilePath,
 					"abort the run (rein run abort " + r.ID + ") and start a new one"}}
 			if _, err := l.Append(ledger.Entry{Kind: KindBlocked, Body: blockedBody{Blockers: []Blocker{b}}}); err != nil {
@@ -278,6 +298,10 @@ func (r *Run) runModelStage(ctx context.Context, env Env, l *ledger.Ledger, ms m
 				return ms.accepted(l, a)
 			}
 			return nil
+		}
+		if a.provider != nil {
+			return fmt.Errorf("%s attempt %d of run %s failed: the workflow role's provider is unavailable (recorded as %s): %w; run `rein run next %s` again once the provider answers",
+				ms.title, n, r.ID, CauseProviderUnavailable, a.provider, r.ID)
 		}
 	}
 }
@@ -393,18 +417,22 @@ func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy,
 		System: ms.system, Tools: []tool.Tool{result}, Standard: bound.tools, Reads: bound.reads,
 		MaxTurns: left.turns, MaxUsageTokens: left.tokens, Deadline: time.Now().Add(left.elapsed),
 		ContextHooks: []kernel.ContextHook{contextpack.CutAtPrefix{Prefix: RequestPrefix(r.ID)}},
+		OnRequest:    a.measure,
 		Now:          env.now, LedgerFS: env.SessionFS,
 	})
 	if err != nil {
 		return a, err
 	}
 	defer agent.Close()
-	req := ms.request(n, artifact.Render(op)) + ms.skills
+	packed := artifact.Render(op)
+	req := ms.request(n, packed) + ms.skills
 	start := env.now()
+	a.PackBytes = len(packed)
 	out, err := agent.Run(ctx, llm.UserText(req))
 	if err != nil {
-		var be *kernel.BudgetError
-		if !errors.As(err, &be) {
+		// A budget stop and a provider failure after retries settle the attempt (failed,
+		// with its cause); anything else (cancelled, a recording failure) leaves it to resume.
+		if out == nil || !errors.As(err, new(*kernel.BudgetError)) && providerFailure(err) == nil {
 			return a, err
 		}
 	}
@@ -423,6 +451,10 @@ func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy,
 		}
 		if be := (*kernel.BudgetError)(nil); errors.As(out.Err, &be) {
 			a.Reason = ReasonBudgetExhausted
+		}
+		a.Cause, a.provider = attemptCause(out.Err, oerr), providerFailure(out.Err)
+		if a.provider != nil {
+			a.Reason = CauseProviderUnavailable
 		}
 		if out.Err != nil {
 			a.Detail += "; the session ended: " + out.Err.Error()

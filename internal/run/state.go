@@ -160,7 +160,7 @@ func openRunMode(home, id string, readOnly bool) (*Run, *ledger.Ledger, error) {
 
 func (r *Run) apply(rec ledger.Record) error {
 	switch rec.Kind {
-	case ledger.KindHeader, ledger.KindRecovery, ledger.KindSalvage:
+	case ledger.KindHeader, ledger.KindRecovery, ledger.KindSalvage, KindLeaseTakenOver:
 		return nil
 	case KindStarted:
 		r.Stage = StagePreflight

@@ -14,9 +14,15 @@ import (
 // Report is what `rein run status` shows: ids, digests, versions, branch, stage, gates and
 // blockers — never the requirement text, its summary, prompts or transcripts.
 type Report struct {
-	RunID     string           `json:"runId"`
-	Project   string           `json:"project"`
-	State     string           `json:"state"` // running, blocked, aborted
+	SchemaVersion int    `json:"schemaVersion"` // StatusSchemaVersion
+	RunID         string `json:"runId"`
+	Project       string `json:"project"`
+	State         string `json:"state"` // a State* value
+	// Command is what goes on from a ready run (rein run next) or an interrupted one (rein run
+	// resume); Waiting what a waiting_for_human run waits for; Lease the run's lease, if any.
+	Command   string           `json:"command,omitempty"`
+	Waiting   *Waiting         `json:"waiting,omitempty"`
+	Lease     *LeaseState      `json:"lease,omitempty"`
 	Stage     string           `json:"stage"`
 	Branch    string           `json:"branch,omitempty"`
 	Attempts  map[string]int   `json:"attempts"`
@@ -36,7 +42,7 @@ type Report struct {
 // StageReport is a model stage's state and its settled attempts.
 type StageReport struct {
 	Stage    string    `json:"stage"`
-	State    string    `json:"state"` // pending, running, completed, blocked
+	State    string    `json:"state"` // pending, attempted (attempts, none accepted yet), completed, blocked
 	Attempts []Attempt `json:"attempts"`
 }
 
@@ -78,7 +84,7 @@ func Status(env Env, id string) (*Report, error) {
 		return nil, err
 	}
 	defer l.Close()
-	rep := &Report{RunID: r.ID, Project: r.Project, Stage: r.Stage, Attempts: r.Attempts, Blockers: slices.Clone(r.Blockers),
+	rep := &Report{SchemaVersion: StatusSchemaVersion, RunID: r.ID, Project: r.Project, Stage: r.Stage, Attempts: r.Attempts, Blockers: slices.Clone(r.Blockers),
 		Gaps: r.Gaps, Locked: r.Lock, Stale: []string{}, Usage: map[string]RoleUsage{}, History: HistoryNote}
 	if !r.Aborted {
 		rep.Blockers, _, _ = r.reevaluate(env)
@@ -132,7 +138,7 @@ func Status(env Env, id string) (*Report, error) {
 			case r.Stage == s.ID && slices.ContainsFunc(rep.Blockers, func(b Blocker) bool { return b.Stage == s.ID }):
 				sr.State = "blocked"
 			case r.Stage == s.ID && r.Attempts[s.ID] > r.RoundStart[s.ID]:
-				sr.State = "running"
+				sr.State = "attempted"
 			case r.Stage == s.ID:
 				sr.State = "pending"
 			case slices.Contains(r.Completed, s.ID):
@@ -156,14 +162,9 @@ func Status(env Env, id string) (*Report, error) {
 			rep.Gates = append(rep.Gates, r.gateReport(s, stale))
 		}
 	}
-	switch {
-	case r.Aborted:
-		rep.State = "aborted"
-	case len(rep.Blockers) > 0:
-		rep.State = "blocked"
+	r.setState(env, rep)
+	if rep.State == StateBlocked {
 		return rep, &BlockedError{RunID: r.ID, Blockers: rep.Blockers}
-	default:
-		rep.State = "running"
 	}
 	return rep, nil
 }
@@ -171,6 +172,7 @@ func Status(env Env, id string) (*Report, error) {
 // WriteText writes the report for a terminal.
 func (rep *Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "run: %s\nproject: %s\nstate: %s\nstage: %s\n", rep.RunID, rep.Project, rep.State, rep.Stage)
+	rep.writeState(w)
 	if rep.Branch != "" {
 		fmt.Fprintf(w, "delivery branch: %s\n", rep.Branch)
 	}
@@ -181,7 +183,9 @@ func (rep *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "stage: %s %s (%d attempt(s))\n", s.Stage, s.State, len(s.Attempts))
 		for _, a := range s.Attempts {
 			fmt.Fprintf(w, "  attempt %d: %s", a.Attempt, a.Outcome)
-			if a.Reason != "" {
+			if c := a.FailureCause(); c != nil {
+				fmt.Fprintf(w, " %s", c)
+			} else if a.Reason != "" {
 				fmt.Fprintf(w, " %s", a.Reason)
 			}
 			if a.Artifact != nil {

@@ -78,7 +78,7 @@ func wantEverywhere(t *testing.T, env Env, id, code string, want ...string) {
 // wantRunning checks the run is no longer blocked.
 func wantRunning(t *testing.T, env Env, id string) {
 	t.Helper()
-	if rep, err := Status(env, id); err != nil || rep.State != "running" {
+	if rep, err := Status(env, id); err != nil || rep.State != StateReady {
 		t.Fatalf("status = %+v, %v; want running", rep, err)
 	}
 }

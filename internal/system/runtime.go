@@ -1,6 +1,7 @@
 package system
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -67,6 +68,8 @@ type Options struct {
 	SystemPrompt string
 	// ContextHooks may replace each request's messages (never what is recorded).
 	ContextHooks []kernel.ContextHook
+	// OnRequest, when set, sees every model request before it goes into retries.
+	OnRequest func(*llm.Request)
 	// Budgets: model turns, cost, tokens (input, output and cache) and a deadline.
 	MaxTurns       int
 	MaxCost        float64
@@ -272,7 +275,15 @@ func resolveModel(o Options, rt *Runtime, policy llm.RetryPolicy) (llm.Model, ll
 		// A given adapter gets no key from rein; only a key on the command line can show up.
 		model = redact.Errors(model, o.APIKey)
 	}
-	return llm.Retry(model, policy), info, nil
+	model = llm.Retry(model, policy)
+	if see := o.OnRequest; see != nil {
+		inner := model
+		model = llm.ModelFunc(func(ctx context.Context, req *llm.Request, emit func(llm.Event)) *llm.Message {
+			see(req)
+			return inner.Stream(ctx, req, emit)
+		})
+	}
+	return model, info, nil
 }
 
 // buildRest builds what follows the model: tools, the trust gate and settings, the permission

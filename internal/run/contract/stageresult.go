@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/reinhq/rein/internal/tool"
@@ -28,6 +29,7 @@ type StageResult struct {
 	mu       sync.Mutex
 	accepted *Accepted
 	refusals int
+	problems map[Code]int // the refusals' problems by code
 }
 
 var _ tool.Tool = (*StageResult)(nil)
@@ -67,6 +69,12 @@ func (t *StageResult) Run(ctx context.Context, call tool.Call) (tool.Result, err
 	if err != nil {
 		if e, ok := IsRefusal(err); ok {
 			t.refusals++
+			if t.problems == nil {
+				t.problems = map[Code]int{}
+			}
+			for _, p := range e.Problems {
+				t.problems[p.Code]++
+			}
 			return refusal(e), nil
 		}
 		return tool.Result{}, err
@@ -115,6 +123,9 @@ type AttemptError struct {
 	Kind     Kind
 	Reason   Reason
 	Refusals int
+	// Problems counts the refused submissions' problems by code (the listed ones: a refusal
+	// lists at most 64).
+	Problems map[Code]int
 }
 
 func (e *AttemptError) Error() string {
@@ -137,7 +148,7 @@ func (t *StageResult) Outcome() (*Accepted, error) {
 		return t.accepted, nil
 	}
 	if t.refusals > 0 {
-		return nil, &AttemptError{Kind: t.c.kind, Reason: ReasonContractRefused, Refusals: t.refusals}
+		return nil, &AttemptError{Kind: t.c.kind, Reason: ReasonContractRefused, Refusals: t.refusals, Problems: maps.Clone(t.problems)}
 	}
 	return nil, &AttemptError{Kind: t.c.kind, Reason: ReasonContractMissing}
 }

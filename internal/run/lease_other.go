@@ -1,0 +1,20 @@
+//go:build !linux
+
+package run
+
+import (
+	"os"
+	"syscall"
+)
+
+// processStart gives no start time outside Linux: liveness is the pid alone.
+func processStart(int) (string, error) { return "", errNoStartTime }
+
+// signalZero reports whether process pid exists.
+func signalZero(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	return p.Signal(syscall.Signal(0)) == nil
+}
