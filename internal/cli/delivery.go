@@ -422,7 +422,7 @@ continue), status and abort.`,
 	}
 	approve.Flags().StringVar(&digest, "digest", "", "the digest of the artifact approved (sha256:…)")
 	reject.Flags().StringVar(&reason, "reason", "", "why the artifact is rejected")
-	c.AddCommand(start, status, next, resume, clarify, approve, reject, abort)
+	c.AddCommand(start, status, next, resume, clarify, approve, reject, abort, newRelockCmd(e))
 	return c
 }
 

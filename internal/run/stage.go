@@ -161,7 +161,7 @@ type modelStage struct {
 
 func (r *Run) researchStage() modelStage {
 	return modelStage{stage: StageResearch, title: "Research", kind: contract.KindResearch, art: ArtResearch,
-		file: func(int) string { return ArtResearch + ".md" }, system: ResearchSystem, pack: r.researchPack,
+		file: attemptFile(ArtResearch), system: ResearchSystem, pack: r.researchPack,
 		request: func(n int, pack []byte) string {
 			return ResearchRequest(r.ID, n, r.Gaps, pack)
 		},
