@@ -568,6 +568,16 @@ func (r *Run) relockEvidence(input string) string {
 	return ""
 }
 
+// invalidatedBy names the latest relock that invalidated gate's approval ("" when none did).
+func (r *Run) invalidatedBy(gate string) string {
+	for i := len(r.Relock.Amendments) - 1; i >= 0; i-- {
+		if a := r.Relock.Amendments[i]; slices.Contains(a.Gates, gate) {
+			return fmt.Sprintf(" (relock %d of %s invalidated it)", a.N, a.Input)
+		}
+	}
+	return ""
+}
+
 // WriteRelocks writes the relocks of a status report for a terminal.
 func WriteRelocks(w io.Writer, as []LockAmendment) {
 	for _, a := range as {
