@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -214,6 +215,9 @@ func (r *Run) relockPlan(env Env, input, approver string) (RelockResult, Lock, e
 	if i := slices.IndexFunc(current, func(b Blocker) bool { return b.Code == BlockLockTampered }); i >= 0 {
 		return res, Lock{}, &BlockedError{RunID: r.ID, Blockers: []Blocker{current[i]}}
 	}
+	if _, ok := lockInputs(*r.Lock)[input]; !ok {
+		return res, Lock{}, fmt.Errorf("%w: run %s's lock has no input %s (see the locked inputs in `rein run status %s`)", ErrUsage, r.ID, input, r.ID)
+	}
 	if !slices.ContainsFunc(current, func(b Blocker) bool { return b.Input == input }) {
 		return res, Lock{}, fmt.Errorf("%w: %s matches run %s's lock; a relock adopts only a drifted input (see the blockers in `rein run status %s`)", ErrNotDrifted, input, r.ID, r.ID)
 	}
@@ -239,11 +243,11 @@ func (r *Run) canRelock() error {
 	if r.Stage == StagePreflight {
 		return fmt.Errorf("%w: run %s never passed Preflight; start a new run on the current inputs", ErrNotRelockable, r.ID)
 	}
-	for _, stage := range slices.Sorted(maps.Keys(r.Unsettled)) {
-		return fmt.Errorf("%w: run %s's %s attempt %d was interrupted and must be settled under the lock it ran with: restore the drifted input, run `rein run resume %s`, then change the input again and relock", ErrNotRelockable, r.ID, stage, r.Unsettled[stage], r.ID)
+	if stages := slices.Sorted(maps.Keys(r.Unsettled)); len(stages) > 0 {
+		return fmt.Errorf("%w: run %s's %s attempt %d was interrupted and must be settled under the lock it ran with: restore the drifted input, run `rein run resume %s`, then change the input again and relock", ErrNotRelockable, r.ID, stages[0], r.Unsettled[stages[0]], r.ID)
 	}
-	for _, stage := range slices.Sorted(maps.Keys(r.Uncompleted)) {
-		return fmt.Errorf("%w: run %s's %s attempt %d was accepted but not completed: restore the drifted input, run `rein run resume %s`, then change the input again and relock", ErrNotRelockable, r.ID, stage, r.Uncompleted[stage], r.ID)
+	if stages := slices.Sorted(maps.Keys(r.Uncompleted)); len(stages) > 0 {
+		return fmt.Errorf("%w: run %s's %s attempt %d was accepted but not completed: restore the drifted input, run `rein run resume %s`, then change the input again and relock", ErrNotRelockable, r.ID, stages[0], r.Uncompleted[stages[0]], r.ID)
 	}
 	return nil
 }
@@ -361,7 +365,7 @@ func profileHarnessProblem(lp *LoadedProfile, env Env) string {
 }
 
 // writeAmendment writes amendment a with the lock next as the immutable
-// execution-lock-amendment-<n>.md.
+// execution-lock-amendment-<n>.md (execution-lock-amendment-<n>.<k>.md beside a leftover).
 func (r *Run) writeAmendment(env Env, a LockAmendment, next Lock) (artifact.Reference, error) {
 	amends, _ := r.ref(ArtLock)
 	if n := len(r.Relock.Amendments); n > 0 {
@@ -370,6 +374,14 @@ func (r *Run) writeAmendment(env Env, a LockAmendment, next Lock) (artifact.Refe
 	c := amendmentContent{Amends: amends.Digest, Input: a.Input, OldDigest: a.OldDigest, NewDigest: a.NewDigest, Approver: a.Approver,
 		At: a.At, Changed: a.Changed, Stale: a.Stale, Gates: a.Gates, RestartStage: a.RestartStage, Lock: next}
 	rel := fmt.Sprintf("%s/%s/%s-%d.md", RunsDir, r.ID, ArtLockAmendment, a.N)
+	// A file left by a relock that crashed before its lock.amended record was never in force;
+	// it stays as evidence, and this amendment goes beside it.
+	for k := 2; ; k++ {
+		if _, err := os.Lstat(filepath.Join(r.Project, filepath.FromSlash(rel))); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		rel = fmt.Sprintf("%s/%s/%s-%d.%d.md", RunsDir, r.ID, ArtLockAmendment, a.N, k)
+	}
 	data := renderStageArtifact(r.ID, ArtLockAmendment, "Execution Lock Amendment", r.Stage, a.N, env.now(), c)
 	ref, err := artifact.NewReference(ArtLockAmendment, rel, data)
 	if err != nil {

@@ -312,6 +312,7 @@ func TestRelockRefusals(t *testing.T) {
 		{InputLock, "ana", ErrNotRelockable, "restore the run's execution-lock.md"},
 		{"models.workflow", "ana", ErrNotRelockable, "--input profile"},
 		{"colour", "ana", ErrUsage, "names no locked input"},
+		{"guidance:NOTES.md", "ana", ErrUsage, "has no input guidance:NOTES.md"},
 	} {
 		if _, err := Relock(env, id, c.input, c.approver); !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("relock %s by %q = %v; want %v saying %q", c.input, c.approver, err, c.want, c.says)
@@ -475,5 +476,62 @@ func follow(t *testing.T, env Env, id, project, opt string, restore func()) {
 	}
 	if stage, err := Next(context.Background(), env, id); err != nil {
 		t.Fatalf("after %q: next = %s, %v", opt, stage, err)
+	}
+}
+
+// TestRelockBesideLeftover: an amendment file a crashed relock left without its record was
+// never in force: it stays, status ignores it, and the next relock goes beside it.
+func TestRelockBesideLeftover(t *testing.T) {
+	env, id := startRun(t)
+	env.Agents = testAgents(env.Home, researchModel)
+	if _, err := Next(context.Background(), env, id); err != nil {
+		t.Fatal(err)
+	}
+	project := projectOf(t, env, id)
+	leftover := filepath.Join(project, filepath.FromSlash(RunsDir), id, ArtLockAmendment+"-1.md")
+	write(t, leftover, "---\nid: execution-lock-amendment\n---\n# left by a crash\n")
+	write(t, filepath.Join(project, "AGENTS.md"), "# other rules\n")
+	res, err := Relock(env, id, "guidance:AGENTS.md", "ana")
+	if err != nil || !strings.HasSuffix(res.Artifact.Path, "/"+ArtLockAmendment+"-1.2.md") {
+		t.Fatalf("relock beside a leftover = %+v, %v", res.Artifact, err)
+	}
+	if data, err := os.ReadFile(leftover); err != nil || !strings.Contains(string(data), "left by a crash") {
+		t.Fatalf("the leftover is gone or changed: %v", err)
+	}
+	if rep, err := Status(env, id); err != nil || rep.Locked.Guidance[0].Digest != string(res.NewDigest) {
+		t.Fatalf("status = %+v, %v", rep, err)
+	}
+}
+
+// TestEditedAmendmentIsLockTampering: an amendment's bytes are bound by the ledger like the
+// lock's; editing one is run_lock_tampered, and restoring it lifts the blocker.
+func TestEditedAmendmentIsLockTampering(t *testing.T) {
+	env, id := startRun(t)
+	env.Agents = testAgents(env.Home, researchModel)
+	if _, err := Next(context.Background(), env, id); err != nil {
+		t.Fatal(err)
+	}
+	project := projectOf(t, env, id)
+	write(t, filepath.Join(project, "AGENTS.md"), "# other rules\n")
+	res, err := Relock(env, id, "guidance:AGENTS.md", "ana")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(project, filepath.FromSlash(res.Artifact.Path))
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write(t, p, strings.Replace(string(data), string(res.NewDigest), string(res.OldDigest), 1))
+	if _, err := Next(context.Background(), env, id); !errors.Is(err, ErrBlocked) || !strings.Contains(err.Error(), BlockLockTampered) ||
+		!strings.Contains(err.Error(), "amendment 1") {
+		t.Fatalf("next on an edited amendment = %v; want %s naming it", err, BlockLockTampered)
+	}
+	write(t, p, string(data))
+	if _, err := Next(context.Background(), env, id); err != nil {
+		t.Fatalf("next after restoring the amendment = %v", err)
 	}
 }
