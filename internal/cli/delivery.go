@@ -430,6 +430,7 @@ continue), status and abort.`,
 	reject.Flags().StringVar(&reason, "reason", "", "why the artifact is rejected")
 	c.AddCommand(start, status, next, resume, clarify, approve, reject, abort, newRunShowCmd(e), newRunDiffCmd(e))
 	c.AddCommand(newRunMetricsCmd(e))
+	c.AddCommand(newRelockCmd(e))
 	return c
 }
 

@@ -42,7 +42,7 @@
 // The run ledger holds state and artifact references only — never requirement text, prompts or
 // transcripts. Kinds: run.started {project, artifacts}, stage.started / stage.completed
 // {stage, attempt, ...}, preflight.result {checks, gaps, artifact}, run.blocked {blockers},
-// run.aborted {reason}, stage.attempt (see Research). Every record is fsynced before the
+// run.aborted {reason}, stage.attempt (see Research), lock.amended (see Relock). Every record is fsynced before the
 // command reports it.
 //
 // # Research
@@ -151,7 +151,42 @@
 // drift blocker is re-evaluated every time: when its input matches the lock again it lifts (a
 // [KindBlockerLifted] record with the evidence; Status only reports it). Nothing lifts before
 // Preflight passed or while the execution lock cannot be read; other blockers stay until their
-// own recovery.
+// own recovery. Every option a drift blocker prints is one that works (a test follows each):
+// restore, relock (guidance, skill, profile — model policy through the profile — and harness),
+// continue with the locked binary (harness), or abort.
+//
+// # Relock
+//
+// [Relock] adopts a drifted input as it is now — a person's decision, with its approver. The
+// execution lock is immutable, so the decision and the lock in force after it are an immutable
+// amendment artifact, execution-lock-amendment-<n>.md, referenced by a lock.amended record
+// ([LockAmendment]: n, input, old and new digest, approver, at, artifact, changed, stale, gates,
+// restartStage); [Reconcile] compares against the lock as its amendments leave it (an
+// amendment whose bytes changed is run_lock_tampered). Relockable: guidance:PATH (the file's
+// digest now), skill:NAME (its tree digest now), profile (the edited profile, which must be
+// approved — [ErrNotApproved] otherwise — accept the running harness and reconcile cleanly:
+// guidance digests equal to the files', skills readable, required commands resolvable; it
+// replaces everything the lock takes from the profile) and harness (the running rein; it must
+// run the locked workflow, and the unchanged locked profile must accept it). Never relocked
+// ([ErrNotRelockable], naming the recovery): models.ROLE (relock the profile that holds it),
+// the requirement (the run's identity), the workflow (the stage structure the ledger follows)
+// and the lock itself (restore it). An input that has not drifted is [ErrNotDrifted]; a run
+// that never passed Preflight, or holds an attempt a crash interrupted, is refused too. A
+// refused relock writes nothing (it decides on a read-only view first).
+//
+// What a relock invalidates is computed through the artifact graph: each node gains the locked
+// inputs its stage reads (guidance and skills: the workflow-role model stages, whose packs and
+// requests carry them; models.ROLE: that role's model stages; verification: the ticket stages;
+// harness: every model stage, whose prompts, tools and contract checks are harness code; the
+// profile digest alone: none; Preflight's checks are facts of the start and never re-run),
+// with their digests under the old lock, and is checked against the new one with every
+// artifact at its recorded digest. The stale nodes and invalid gate approvals are recorded, and
+// the run goes back to the earliest stale node's stage: each model stage from there starts a
+// new round of attempts (new files: research-<n>.md, spec-<n>.md, ticket-plan-<n>.md), a
+// redone Clarification supersedes its answers (clarification-<n>.md next), and each gate from
+// there must be approved anew (status shows its approval stale, naming the relock). Nothing is
+// stale when no stage has read what changed yet; the run then stays where it is. The drift
+// blockers the relock resolves lift, their evidence naming the amendment.
 //
 // # Recorded evidence
 //

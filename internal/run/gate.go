@@ -154,7 +154,13 @@ func (r *Run) gateReport(s WorkflowStage, st *artifact.Report) GateReport {
 	}
 	ds := r.Gates[s.Gate]
 	if len(ds) > 0 && ds[len(ds)-1].Decision == GateApproved && !r.passed(def.stage) {
-		g.Detail = fmt.Sprintf("the earlier approval of %s no longer applies: the run went back to %s", ds[len(ds)-1].Digest, r.Stage)
+		d := ds[len(ds)-1]
+		g.State, g.Digest, g.By = "stale", string(d.Digest), d.By
+		g.Detail = fmt.Sprintf("the earlier approval of %s no longer applies: the run went back to %s%s", d.Digest, r.Stage, r.invalidatedBy(s.Gate))
+		if r.Stage != def.stage {
+			return g
+		}
+		g.By, g.Detail = "", fmt.Sprintf("the earlier approval of %s no longer applies%s: approve the current %s", d.Digest, r.invalidatedBy(s.Gate), def.what)
 	} else if len(ds) > 0 && ds[len(ds)-1].Decision == GateApproved {
 		d := ds[len(ds)-1]
 		g.State, g.Digest, g.By = GateApproved, string(d.Digest), d.By

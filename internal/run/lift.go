@@ -68,6 +68,10 @@ func holds(b Blocker, current []Blocker) bool {
 
 // liftEvidence says what reconciliation found for b's input: equal to the lock.
 func (r *Run) liftEvidence(env Env, b Blocker) string {
+	return r.lockEvidence(env, b) + r.relockEvidence(b.Input)
+}
+
+func (r *Run) lockEvidence(env Env, b Blocker) string {
 	lock := r.Lock
 	switch in := b.Input; {
 	case strings.HasPrefix(in, "guidance:"):

@@ -126,7 +126,7 @@ type rejectionBody struct {
 func (r *Run) settleClarification(l *ledger.Ledger) (*Settlement, error) {
 	s := &Settlement{Stage: StageClarification, Attempt: 1, Outcome: BlockUnknownOutcome}
 	if r.Clarification == nil {
-		rel := RunsDir + "/" + r.ID + "/" + ArtClarification + ".md"
+		rel := RunsDir + "/" + r.ID + "/" + r.clarificationFile()
 		data, err := os.ReadFile(filepath.Join(r.Project, filepath.FromSlash(rel)))
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil

@@ -253,8 +253,8 @@ func Clarify(env Env, id string, answers map[string]string) (artifact.Reference,
 	if len(missing) > 0 {
 		return ref, fmt.Errorf("%w: required unknown(s) %s have no answer", ErrUsage, strings.Join(missing, ", "))
 	}
-	rel := RunsDir + "/" + id + "/" + ArtClarification + ".md"
-	data := renderStageArtifact(id, ArtClarification, "Clarification", StageClarification, 1, env.now(), c)
+	rel := RunsDir + "/" + id + "/" + r.clarificationFile()
+	data := renderStageArtifact(id, ArtClarification, "Clarification", StageClarification, len(r.Relock.Dropped)+1, env.now(), c)
 	if ref, err = artifact.NewReference(ArtClarification, rel, data); err != nil {
 		return ref, fmt.Errorf("%w: clarification: %w", ErrUsage, err)
 	}

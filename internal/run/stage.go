@@ -184,7 +184,7 @@ type modelStage struct {
 
 func (r *Run) researchStage() modelStage {
 	return modelStage{stage: StageResearch, title: "Research", kind: contract.KindResearch, art: ArtResearch,
-		file: func(int) string { return ArtResearch + ".md" }, system: ResearchSystem, pack: r.researchPack, bound: repositoryBound,
+		file: attemptFile(ArtResearch), system: ResearchSystem, pack: r.researchPack, bound: repositoryBound,
 		request: func(n int, pack []byte) string {
 			return ResearchRequest(r.ID, n, r.Gaps, pack)
 		},

@@ -44,6 +44,8 @@ type Run struct {
 	// Unsettled is, per stage, the attempt started without its stage.attempt record (a
 	// crash interrupted it); Uncompleted, the accepted attempt without its stage.completed.
 	Unsettled, Uncompleted map[string]int
+	// Relock holds the relocks recorded (see relock.go).
+	Relock relockState
 }
 
 func runDir(home, id string) string { return filepath.Join(home, "runs", id) }
@@ -215,6 +217,8 @@ func (r *Run) apply(rec ledger.Record) error {
 		r.Blockers = slices.DeleteFunc(r.Blockers, func(o Blocker) bool { return sameBlocker(o, b.Blocker) })
 	case KindAborted:
 		r.Aborted = true
+	case KindLockAmended:
+		return r.applyAmended(rec.Body)
 	case KindClarified:
 		var b clarifiedBody
 		if err := json.Unmarshal(rec.Body, &b); err != nil {
@@ -278,8 +282,11 @@ func (r *Run) Reconcile(env Env) []Blocker {
 	if err == nil {
 		err = decodeArtifact(lockData, &lock)
 	}
+	if err == nil {
+		lock, err = r.effectiveLock(lock)
+	}
 	if err != nil {
-		block(BlockLockTampered, InputLock, "execution lock: "+err.Error(), "restore the run's execution-lock.md from version control or backup")
+		block(BlockLockTampered, InputLock, "execution lock: "+err.Error(), "restore the run's execution-lock.md (and its execution-lock-amendment-<n>.md) from version control or backup")
 		return bs
 	}
 	r.Lock = &lock
@@ -351,7 +358,7 @@ func (r *Run) Reconcile(env Env) []Blocker {
 				"restore "+s.Path+" to revision "+s.Revision)
 		}
 	}
-	return bs
+	return r.withRelock(env, bs)
 }
 
 func withAbort(b Blocker, id string) Blocker {

@@ -34,7 +34,10 @@ type Report struct {
 	Artifacts []ArtifactReport `json:"artifacts"`
 	// Stale lists the artifacts that changed after they were recorded and those made from
 	// them (run_artifact_stale: `rein run next` refuses to continue until it is resolved).
-	Stale   []string             `json:"stale"`
+	Stale []string `json:"stale"`
+	// Relocks are the recorded relocks: input, digests, approver, amendment artifact, and what
+	// each invalidated and sent back to be re-run.
+	Relocks []LockAmendment      `json:"relocks"`
 	Usage   map[string]RoleUsage `json:"usage"`
 	History string               `json:"history"`
 }
@@ -85,7 +88,10 @@ func Status(env Env, id string) (*Report, error) {
 	}
 	defer l.Close()
 	rep := &Report{SchemaVersion: StatusSchemaVersion, RunID: r.ID, Project: r.Project, Stage: r.Stage, Attempts: r.Attempts, Blockers: slices.Clone(r.Blockers),
-		Gaps: r.Gaps, Locked: r.Lock, Stale: []string{}, Usage: map[string]RoleUsage{}, History: HistoryNote}
+		Gaps: r.Gaps, Locked: r.Lock, Stale: []string{}, Relocks: slices.Clone(r.Relock.Amendments), Usage: map[string]RoleUsage{}, History: HistoryNote}
+	if rep.Relocks == nil {
+		rep.Relocks = []LockAmendment{}
+	}
 	if !r.Aborted {
 		rep.Blockers, _, _ = r.reevaluate(env)
 		rep.Locked = r.Lock
@@ -241,6 +247,7 @@ func (rep *Report) WriteText(w io.Writer) {
 	for _, s := range rep.Stale {
 		fmt.Fprintf(w, "stale: %s\n", s)
 	}
+	WriteRelocks(w, rep.Relocks)
 	for _, b := range rep.Blockers {
 		fmt.Fprintf(w, "blocker: %s (stage %s): %s\n", b.Code, b.Stage, b.Detail)
 		for _, r := range b.Recovery {

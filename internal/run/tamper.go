@@ -59,6 +59,9 @@ func (r *Run) referenced() []artifact.Reference {
 		}
 	}
 	add(r.Clarification)
+	for _, c := range r.Relock.Dropped {
+		add(&c)
+	}
 	for _, gate := range []string{GateSpec, GateTicketPlan} {
 		for _, d := range r.Gates[gate] {
 			add(d.Reason)
