@@ -371,7 +371,9 @@ func TestEveryRecoveryOptionWorks(t *testing.T) {
 		}},
 		{"skill", func(t *testing.T, env *Env, p string) func() {
 			write(t, filepath.Join(p, "skills", "careful", "SKILL.md"), "# Careless\n")
-			return func() { write(t, filepath.Join(p, "skills", "careful", "SKILL.md"), carefulFiles["skills/careful/SKILL.md"]) }
+			return func() {
+				write(t, filepath.Join(p, "skills", "careful", "SKILL.md"), carefulFiles["skills/careful/SKILL.md"])
+			}
 		}},
 		{"profile", func(t *testing.T, env *Env, p string) func() {
 			data, err := os.ReadFile(filepath.Join(p, ProfilePath))
