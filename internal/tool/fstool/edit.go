@@ -2,6 +2,7 @@ package fstool
 
 import (
 	"github.com/reinhq/rein/internal/strictjson"
+	"sync"
 
 	"context"
 	"encoding/json"
@@ -62,8 +63,11 @@ type editTool struct{ ws *tool.Workspace }
 // Writes and edits of the same path are serialized. Replay: never.
 func Edit(ws *tool.Workspace) tool.Tool { return &editTool{ws: ws} }
 
-var editSchema = tool.MustSchemaFor[editArgs](func(s *jsonschema.Schema) {
-	s.Properties["edits"].MinItems = jsonschema.Ptr(1)
+// editSchema is built by reflection on first use, not at package load.
+var editSchema = sync.OnceValue(func() json.RawMessage {
+	return tool.MustSchemaFor[editArgs](func(s *jsonschema.Schema) {
+		s.Properties["edits"].MinItems = jsonschema.Ptr(1)
+	})
 })
 
 func (t *editTool) Spec() tool.Spec {
@@ -75,7 +79,7 @@ func (t *editTool) Spec() tool.Spec {
 			"to change nearby lines, use one edit covering them. Several separate changes to one file go in one call. " +
 			"Use write to create a file or replace it entirely.",
 		Snippet: "Replace exact text in a file (one or more non-overlapping edits)",
-		Schema:  editSchema,
+		Schema:  editSchema(),
 		Replay:  tool.ReplayNever,
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -54,9 +55,12 @@ type findTool struct{ ws *tool.Workspace }
 // Guard refuses to read is not listed. Replay: safe.
 func Find(ws *tool.Workspace) tool.Tool { return &findTool{ws: ws} }
 
-var findSchema = tool.MustSchemaFor[findArgs](func(s *jsonschema.Schema) {
-	s.Properties["limit"].Minimum = jsonschema.Ptr(1.0)
-	s.Properties["pattern"].MinLength = jsonschema.Ptr(1)
+// findSchema is built by reflection on first use, not at package load.
+var findSchema = sync.OnceValue(func() json.RawMessage {
+	return tool.MustSchemaFor[findArgs](func(s *jsonschema.Schema) {
+		s.Properties["limit"].Minimum = jsonschema.Ptr(1.0)
+		s.Properties["pattern"].MinLength = jsonschema.Ptr(1)
+	})
 })
 
 func (t *findTool) Spec() tool.Spec {
@@ -66,7 +70,7 @@ func (t *findTool) Spec() tool.Spec {
 			"Results are paths relative to the searched directory, sorted, directories ending in '/'. "+
 			"Files ignored by .gitignore are skipped. Returns at most %d results unless limit says otherwise.", DefaultFindLimit),
 		Snippet: "Find files by glob pattern (respects .gitignore)",
-		Schema:  findSchema,
+		Schema:  findSchema(),
 		Replay:  tool.ReplaySafe,
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -39,8 +40,11 @@ type lsTool struct{ ws *tool.Workspace }
 // limit entries (default [DefaultLsLimit]) and [tool.MaxBytes] of output. Replay: safe.
 func Ls(ws *tool.Workspace) tool.Tool { return &lsTool{ws: ws} }
 
-var lsSchema = tool.MustSchemaFor[lsArgs](func(s *jsonschema.Schema) {
-	s.Properties["limit"].Minimum = jsonschema.Ptr(1.0)
+// lsSchema is built by reflection on first use, not at package load.
+var lsSchema = sync.OnceValue(func() json.RawMessage {
+	return tool.MustSchemaFor[lsArgs](func(s *jsonschema.Schema) {
+		s.Properties["limit"].Minimum = jsonschema.Ptr(1.0)
+	})
 })
 
 func (t *lsTool) Spec() tool.Spec {
@@ -49,7 +53,7 @@ func (t *lsTool) Spec() tool.Spec {
 		Description: fmt.Sprintf("List a directory's entries, sorted alphabetically, with a trailing '/' on directories. "+
 			"Hidden files are included. Returns at most %d entries unless limit says otherwise.", DefaultLsLimit),
 		Snippet: "List a directory",
-		Schema:  lsSchema,
+		Schema:  lsSchema(),
 		Replay:  tool.ReplaySafe,
 	}
 }

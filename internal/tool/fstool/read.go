@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -48,9 +49,12 @@ type readTool struct{ ws *tool.Workspace }
 // refused. Replay: safe.
 func Read(ws *tool.Workspace) tool.Tool { return &readTool{ws: ws} }
 
-var readSchema = tool.MustSchemaFor[readArgs](func(s *jsonschema.Schema) {
-	s.Properties["offset"].Minimum = jsonschema.Ptr(1.0)
-	s.Properties["limit"].Minimum = jsonschema.Ptr(1.0)
+// readSchema is built by reflection on first use, not at package load.
+var readSchema = sync.OnceValue(func() json.RawMessage {
+	return tool.MustSchemaFor[readArgs](func(s *jsonschema.Schema) {
+		s.Properties["offset"].Minimum = jsonschema.Ptr(1.0)
+		s.Properties["limit"].Minimum = jsonschema.Ptr(1.0)
+	})
 })
 
 func (t *readTool) Spec() tool.Spec {
@@ -62,7 +66,7 @@ func (t *readTool) Spec() tool.Spec {
 			"PNG, JPEG, GIF and WebP images come back as images. Other binary files are refused.",
 			tool.MaxLines, tool.FormatSize(tool.MaxBytes)),
 		Snippet: "Read a file's contents (text by line range, or an image)",
-		Schema:  readSchema,
+		Schema:  readSchema(),
 		Replay:  tool.ReplaySafe,
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"sync"
 	"syscall"
 
 	"github.com/reinhq/rein/internal/tool"
@@ -35,7 +36,10 @@ type writeTool struct{ ws *tool.Workspace }
 // package documentation). Writes and edits of the same file are serialized. Replay: never.
 func Write(ws *tool.Workspace) tool.Tool { return &writeTool{ws: ws} }
 
-var writeSchema = tool.MustSchemaFor[writeArgs]()
+// writeSchema is built by reflection on first use, not at package load.
+var writeSchema = sync.OnceValue(func() json.RawMessage {
+	return tool.MustSchemaFor[writeArgs]()
+})
 
 func (t *writeTool) Spec() tool.Spec {
 	return tool.Spec{
@@ -43,7 +47,7 @@ func (t *writeTool) Spec() tool.Spec {
 		Description: "Write content to a file, creating it if it does not exist and replacing it entirely if it does. " +
 			"Missing parent directories are created. Use it for new files or complete rewrites; to change part of a file, use edit.",
 		Snippet: "Create or overwrite a file",
-		Schema:  writeSchema,
+		Schema:  writeSchema(),
 		Replay:  tool.ReplayNever,
 	}
 }
