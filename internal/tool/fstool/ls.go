@@ -7,9 +7,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
-
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/reinhq/rein/internal/tool"
 )
@@ -40,12 +37,9 @@ type lsTool struct{ ws *tool.Workspace }
 // limit entries (default [DefaultLsLimit]) and [tool.MaxBytes] of output. Replay: safe.
 func Ls(ws *tool.Workspace) tool.Tool { return &lsTool{ws: ws} }
 
-// lsSchema is built by reflection on first use, not at package load.
-var lsSchema = sync.OnceValue(func() json.RawMessage {
-	return tool.MustSchemaFor[lsArgs](func(s *jsonschema.Schema) {
-		s.Properties["limit"].Minimum = jsonschema.Ptr(1.0)
-	})
-})
+// lsSchema is the JSON Schema of lsArgs, written out rather than built by reflection at
+// start-up; TestSchemasMatchArgs checks it against tool.SchemaFor[lsArgs].
+const lsSchema = `{"type":"object","properties":{"path":{"type":"string","description":"Directory to list, relative to the workspace (default: the workspace root)"},"limit":{"type":["null","integer"],"description":"Maximum number of entries to return (default 500)","minimum":1}},"additionalProperties":false}`
 
 func (t *lsTool) Spec() tool.Spec {
 	return tool.Spec{
@@ -53,7 +47,7 @@ func (t *lsTool) Spec() tool.Spec {
 		Description: fmt.Sprintf("List a directory's entries, sorted alphabetically, with a trailing '/' on directories. "+
 			"Hidden files are included. Returns at most %d entries unless limit says otherwise.", DefaultLsLimit),
 		Snippet: "List a directory",
-		Schema:  lsSchema(),
+		Schema:  json.RawMessage(lsSchema),
 		Replay:  tool.ReplaySafe,
 	}
 }

@@ -12,10 +12,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
-
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/tool"
@@ -49,13 +46,9 @@ type readTool struct{ ws *tool.Workspace }
 // refused. Replay: safe.
 func Read(ws *tool.Workspace) tool.Tool { return &readTool{ws: ws} }
 
-// readSchema is built by reflection on first use, not at package load.
-var readSchema = sync.OnceValue(func() json.RawMessage {
-	return tool.MustSchemaFor[readArgs](func(s *jsonschema.Schema) {
-		s.Properties["offset"].Minimum = jsonschema.Ptr(1.0)
-		s.Properties["limit"].Minimum = jsonschema.Ptr(1.0)
-	})
-})
+// readSchema is the JSON Schema of readArgs, written out rather than built by reflection at
+// start-up; TestSchemasMatchArgs checks it against tool.SchemaFor[readArgs].
+const readSchema = `{"type":"object","properties":{"path":{"type":"string","description":"Path of the file to read, relative to the workspace (or absolute inside it)"},"offset":{"type":["null","integer"],"description":"Line number to start reading from (1-based)","minimum":1},"limit":{"type":["null","integer"],"description":"Maximum number of lines to read","minimum":1}},"required":["path"],"additionalProperties":false}`
 
 func (t *readTool) Spec() tool.Spec {
 	return tool.Spec{
@@ -66,7 +59,7 @@ func (t *readTool) Spec() tool.Spec {
 			"PNG, JPEG, GIF and WebP images come back as images. Other binary files are refused.",
 			tool.MaxLines, tool.FormatSize(tool.MaxBytes)),
 		Snippet: "Read a file's contents (text by line range, or an image)",
-		Schema:  readSchema(),
+		Schema:  json.RawMessage(readSchema),
 		Replay:  tool.ReplaySafe,
 	}
 }
