@@ -9,7 +9,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -150,7 +149,7 @@ func LoadProfile(root string) (*LoadedProfile, error) {
 	return &LoadedProfile{Profile: *p, Digest: artifact.Sum(data), Bytes: data}, nil
 }
 
-var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+var yamlLine = newLazyRegexp(`^(?:yaml: )?line (\d+): (.*)$`)
 
 // ParseProfile decodes a profile strictly (unknown fields refused) and validates it. Every
 // problem is reported with its line.
@@ -243,9 +242,9 @@ func integer(doc *yaml.Node, keys ...any) bool {
 }
 
 var (
-	commandID  = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
+	commandID  = newLazyRegexp(`^[a-z][a-z0-9_-]{0,63}$`)
 	thinkings  = []string{"", "off", "minimal", "low", "medium", "high"}
-	skillNames = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+	skillNames = newLazyRegexp(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 )
 
 // validate returns every problem of p; doc is the parsed YAML for line numbers.

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/reinhq/rein/internal/atomicfile"
 	"github.com/reinhq/rein/internal/llm"
@@ -113,7 +114,7 @@ func readAuth(home string) (map[string]authEntry, error) {
 }
 
 // quoted matches a Go-quoted string in an error message.
-var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+var quoted = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"(?:[^"\\]|\\.)*"`) })
 
 // withoutQuotes is a parse error of auth.json that quotes no part of the file but its names: a
 // syntax error quotes the bytes near it, and an unknown field its name, either of which may be
@@ -124,7 +125,7 @@ func withoutQuotes(err error) error {
 	if errors.Is(err, strictjson.ErrTooLarge) {
 		return err
 	}
-	return errors.New(quoted.ReplaceAllStringFunc(err.Error(), func(q string) string {
+	return errors.New(quoted().ReplaceAllStringFunc(err.Error(), func(q string) string {
 		if s, uerr := strconv.Unquote(q); uerr == nil && (s == "apiKey" || slices.Contains(Providers, s)) {
 			return q
 		}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/reinhq/rein/internal/secret"
@@ -28,14 +29,17 @@ const (
 	minFragment        = 4
 )
 
+// The expressions are compiled on first use, not at package load.
 var (
 	// headerValue finds a credential header quoted in a text: the name, the separator (with
 	// quotes and a Go header map's "["), an optional scheme, and the value.
-	headerValue = regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|x-goog-api-key|x-api-key|api-key)(["']?\s*[:=]\s*\[?["']?)((?:bearer|basic|token|apikey)\s+)?([^\s"'\[\],;{}]+)`)
+	headerValue = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|x-goog-api-key|x-api-key|api-key)(["']?\s*[:=]\s*\[?["']?)((?:bearer|basic|token|apikey)\s+)?([^\s"'\[\],;{}]+)`)
+	})
 	// authSchemes are the scheme words a header value may start with.
 	authSchemes = []string{"bearer", "basic", "token", "apikey"}
 	// maskRun is a run of masking characters: asterisks, bullets, ellipses, three or more dots.
-	maskRun = regexp.MustCompile(`(?:[*•●…]|\.{3,})+`)
+	maskRun = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:[*•●…]|\.{3,})+`) })
 )
 
 // Redactor removes keys, credential headers and secrets from error text and bounds it. The
@@ -64,7 +68,7 @@ func (r *Redactor) Text(s string) string {
 		// The adapters put "[redacted]" where they removed the key themselves.
 		s = strings.ReplaceAll(s, adapterMarker, keyMarker)
 	}
-	s = headerValue.ReplaceAllStringFunc(s, headerRedact)
+	s = headerValue().ReplaceAllStringFunc(s, headerRedact)
 	for _, k := range r.keys {
 		s = r.exact(s, k)
 	}
@@ -77,7 +81,7 @@ func (r *Redactor) Text(s string) string {
 // headerRedact replaces the value of one headerValue match. A scheme word standing alone
 // ("Bearer" followed by a marker, or by nothing) and a value already redacted are left.
 func headerRedact(match string) string {
-	m := headerValue.FindStringSubmatch(match)
+	m := headerValue().FindStringSubmatch(match)
 	name, sep, scheme, value := m[1], m[2], m[3], m[4]
 	if scheme == "" && slices.Contains(authSchemes, strings.ToLower(value)) {
 		return match
@@ -129,7 +133,7 @@ func (r *Redactor) masked(s string) string {
 	if len(long) == 0 {
 		return s
 	}
-	runs := maskRun.FindAllStringIndex(s, -1)
+	runs := maskRun().FindAllStringIndex(s, -1)
 	if len(runs) == 0 {
 		return s
 	}

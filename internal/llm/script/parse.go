@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -202,11 +203,11 @@ func (p *parser) document(data []byte) (*yaml.Node, error) {
 	return doc.Content[0], nil
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 func (p *parser) yamlError(err error) error {
 	msg := err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		return &ParseError{File: p.file, Line: line, Msg: "invalid YAML: " + m[2]}
 	}
@@ -767,9 +768,9 @@ func (p *parser) toJSON(n *yaml.Node, field string, b *bytes.Buffer, depth int) 
 	return nil
 }
 
-var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
+var jsonNumber = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`) })
 
-func isJSONNumber(s string) bool { return jsonNumber.MatchString(s) }
+func isJSONNumber(s string) bool { return jsonNumber().MatchString(s) }
 
 func writeJSONString(b *bytes.Buffer, s string) {
 	enc := json.NewEncoder(b)

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -96,9 +97,11 @@ type Accepted struct {
 
 // Contract is one stage's closed candidate contract: its schema and its validation.
 type Contract struct {
-	kind   Kind
-	typ    reflect.Type
-	schema json.RawMessage
+	kind Kind
+	typ  reflect.Type
+	// schema builds the JSON Schema by reflection on first use, not at package load: most
+	// rein processes never run a delivery stage.
+	schema func() json.RawMessage
 	rules  func(v any, refs Refs, ps *problems)
 }
 
@@ -115,10 +118,12 @@ var contracts = map[Kind]*Contract{
 func newContract[T any](k Kind, rules func(any, Refs, *problems)) *Contract {
 	t := reflect.TypeFor[T]()
 	return &Contract{
-		kind:   k,
-		typ:    t,
-		schema: tool.MustSchemaFor[T](func(s *jsonschema.Schema) { limitSchema(s, t) }),
-		rules:  rules,
+		kind: k,
+		typ:  t,
+		schema: sync.OnceValue(func() json.RawMessage {
+			return tool.MustSchemaFor[T](func(s *jsonschema.Schema) { limitSchema(s, t) })
+		}),
+		rules: rules,
 	}
 }
 
@@ -135,7 +140,7 @@ func For(k Kind) (*Contract, error) {
 func (c *Contract) Kind() Kind { return c.kind }
 
 // Schema returns the contract's JSON Schema (every object closed, lists capped).
-func (c *Contract) Schema() json.RawMessage { return slices.Clone(c.schema) }
+func (c *Contract) Schema() json.RawMessage { return slices.Clone(c.schema()) }
 
 // MaxBytes returns the document's byte cap.
 func (c *Contract) MaxBytes() int { return MaxDocumentBytes }

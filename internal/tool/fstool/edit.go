@@ -13,7 +13,6 @@ import (
 	"syscall"
 
 	"github.com/aymanbagabas/go-udiff"
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/reinhq/rein/internal/tool"
 )
@@ -62,9 +61,9 @@ type editTool struct{ ws *tool.Workspace }
 // Writes and edits of the same path are serialized. Replay: never.
 func Edit(ws *tool.Workspace) tool.Tool { return &editTool{ws: ws} }
 
-var editSchema = tool.MustSchemaFor[editArgs](func(s *jsonschema.Schema) {
-	s.Properties["edits"].MinItems = jsonschema.Ptr(1)
-})
+// editSchema is the JSON Schema of editArgs, written out rather than built by reflection at
+// start-up; TestSchemasMatchArgs checks it against tool.SchemaFor[editArgs].
+const editSchema = `{"type":"object","properties":{"path":{"type":"string","description":"Path of the file to edit, relative to the workspace (or absolute inside it)"},"edits":{"type":"array","items":{"type":"object","properties":{"oldText":{"type":"string","description":"Exact text to replace; must occur exactly once in the original file"},"newText":{"type":"string","description":"Text to put in its place"}},"required":["oldText","newText"],"additionalProperties":false},"description":"Replacements, each matched against the original file content (not against the result of earlier edits); they must not overlap","minItems":1}},"required":["path","edits"],"additionalProperties":false}`
 
 func (t *editTool) Spec() tool.Spec {
 	return tool.Spec{
@@ -75,7 +74,7 @@ func (t *editTool) Spec() tool.Spec {
 			"to change nearby lines, use one edit covering them. Several separate changes to one file go in one call. " +
 			"Use write to create a file or replace it entirely.",
 		Snippet: "Replace exact text in a file (one or more non-overlapping edits)",
-		Schema:  editSchema,
+		Schema:  json.RawMessage(editSchema),
 		Replay:  tool.ReplayNever,
 	}
 }

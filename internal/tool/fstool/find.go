@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/reinhq/rein/internal/gitx"
 	"github.com/reinhq/rein/internal/tool"
@@ -54,10 +53,9 @@ type findTool struct{ ws *tool.Workspace }
 // Guard refuses to read is not listed. Replay: safe.
 func Find(ws *tool.Workspace) tool.Tool { return &findTool{ws: ws} }
 
-var findSchema = tool.MustSchemaFor[findArgs](func(s *jsonschema.Schema) {
-	s.Properties["limit"].Minimum = jsonschema.Ptr(1.0)
-	s.Properties["pattern"].MinLength = jsonschema.Ptr(1)
-})
+// findSchema is the JSON Schema of findArgs, written out rather than built by reflection at
+// start-up; TestSchemasMatchArgs checks it against tool.SchemaFor[findArgs].
+const findSchema = `{"type":"object","properties":{"pattern":{"type":"string","description":"Glob pattern, e.g. '*.go', '**/*_test.go' or 'src/**/*.ts'. Without a '/', it is matched against file names at any depth; with one, against paths relative to the search directory","minLength":1},"path":{"type":"string","description":"Directory to search, relative to the workspace (default: the workspace root)"},"limit":{"type":["null","integer"],"description":"Maximum number of results (default 1000)","minimum":1}},"required":["pattern"],"additionalProperties":false}`
 
 func (t *findTool) Spec() tool.Spec {
 	return tool.Spec{
@@ -67,7 +65,7 @@ func (t *findTool) Spec() tool.Spec {
 			"Files ignored by .gitignore are skipped. Returns at most %d results unless limit says otherwise.", DefaultFindLimit),
 		Snippet: "Find files by glob pattern (respects .gitignore)",
 		Brief:   fmt.Sprintf("Find files below path by glob ('*.go': names at any depth; 'cmd/**/main.go': paths); at most limit (%d).", DefaultFindLimit),
-		Schema:  findSchema,
+		Schema:  json.RawMessage(findSchema),
 		Replay:  tool.ReplaySafe,
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/reinhq/rein/internal/tool"
 )
 
@@ -39,9 +37,9 @@ type lsTool struct{ ws *tool.Workspace }
 // limit entries (default [DefaultLsLimit]) and [tool.MaxBytes] of output. Replay: safe.
 func Ls(ws *tool.Workspace) tool.Tool { return &lsTool{ws: ws} }
 
-var lsSchema = tool.MustSchemaFor[lsArgs](func(s *jsonschema.Schema) {
-	s.Properties["limit"].Minimum = jsonschema.Ptr(1.0)
-})
+// lsSchema is the JSON Schema of lsArgs, written out rather than built by reflection at
+// start-up; TestSchemasMatchArgs checks it against tool.SchemaFor[lsArgs].
+const lsSchema = `{"type":"object","properties":{"path":{"type":"string","description":"Directory to list, relative to the workspace (default: the workspace root)"},"limit":{"type":["null","integer"],"description":"Maximum number of entries to return (default 500)","minimum":1}},"additionalProperties":false}`
 
 func (t *lsTool) Spec() tool.Spec {
 	return tool.Spec{
@@ -50,7 +48,7 @@ func (t *lsTool) Spec() tool.Spec {
 			"Hidden files are included. Returns at most %d entries unless limit says otherwise.", DefaultLsLimit),
 		Snippet: "List a directory",
 		Brief:   fmt.Sprintf("List a directory (default: the root); directories end in '/'; at most limit (%d) entries.", DefaultLsLimit),
-		Schema:  lsSchema,
+		Schema:  json.RawMessage(lsSchema),
 		Replay:  tool.ReplaySafe,
 	}
 }

@@ -14,8 +14,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/tool"
 )
@@ -48,10 +46,9 @@ type readTool struct{ ws *tool.Workspace }
 // refused. Replay: safe.
 func Read(ws *tool.Workspace) tool.Tool { return &readTool{ws: ws} }
 
-var readSchema = tool.MustSchemaFor[readArgs](func(s *jsonschema.Schema) {
-	s.Properties["offset"].Minimum = jsonschema.Ptr(1.0)
-	s.Properties["limit"].Minimum = jsonschema.Ptr(1.0)
-})
+// readSchema is the JSON Schema of readArgs, written out rather than built by reflection at
+// start-up; TestSchemasMatchArgs checks it against tool.SchemaFor[readArgs].
+const readSchema = `{"type":"object","properties":{"path":{"type":"string","description":"Path of the file to read, relative to the workspace (or absolute inside it)"},"offset":{"type":["null","integer"],"description":"Line number to start reading from (1-based)","minimum":1},"limit":{"type":["null","integer"],"description":"Maximum number of lines to read","minimum":1}},"required":["path"],"additionalProperties":false}`
 
 func (t *readTool) Spec() tool.Spec {
 	return tool.Spec{
@@ -64,7 +61,7 @@ func (t *readTool) Spec() tool.Spec {
 		Snippet: "Read a file's contents (text by line range, or an image)",
 		Brief: fmt.Sprintf("Read a file: text (at most %d lines or %s a call; offset: first line, 1-based; limit: lines) or an image.",
 			tool.MaxLines, tool.FormatSize(tool.MaxBytes)),
-		Schema: readSchema,
+		Schema: json.RawMessage(readSchema),
 		Replay: tool.ReplaySafe,
 	}
 }

@@ -35,7 +35,9 @@ type writeTool struct{ ws *tool.Workspace }
 // package documentation). Writes and edits of the same file are serialized. Replay: never.
 func Write(ws *tool.Workspace) tool.Tool { return &writeTool{ws: ws} }
 
-var writeSchema = tool.MustSchemaFor[writeArgs]()
+// writeSchema is the JSON Schema of writeArgs, written out rather than built by reflection at
+// start-up; TestSchemasMatchArgs checks it against tool.SchemaFor[writeArgs].
+const writeSchema = `{"type":"object","properties":{"path":{"type":"string","description":"Path of the file to write, relative to the workspace (or absolute inside it)"},"content":{"type":"string","description":"The complete new content of the file"}},"required":["path","content"],"additionalProperties":false}`
 
 func (t *writeTool) Spec() tool.Spec {
 	return tool.Spec{
@@ -43,7 +45,7 @@ func (t *writeTool) Spec() tool.Spec {
 		Description: "Write content to a file, creating it if it does not exist and replacing it entirely if it does. " +
 			"Missing parent directories are created. Use it for new files or complete rewrites; to change part of a file, use edit.",
 		Snippet: "Create or overwrite a file",
-		Schema:  writeSchema,
+		Schema:  json.RawMessage(writeSchema),
 		Replay:  tool.ReplayNever,
 	}
 }
