@@ -61,6 +61,9 @@ func (r *run) toolBatch(turn int, msg *llm.Message, calls []*llm.ToolCall) ([]ll
 			p.tool = t
 			args, err := validateCall(t, c.Arguments)
 			if err != nil {
+				if o, ok := t.(tool.RefusalObserver); ok {
+					o.ArgsRefused(c.Arguments)
+				}
 				p.result = errorResult(c, err.Error())
 				break
 			}

@@ -62,6 +62,14 @@ type Preparer interface {
 	PrepareArgs(args map[string]any) (changed bool, err error)
 }
 
+// RefusalObserver is implemented by a tool that must know of its calls refused before it ran
+// (arguments that failed [ValidateCall]): the kernel passes it the raw arguments, and the call
+// still gets the validation error as its result. A closed contract's tool counts such a
+// submission as a refused one, with its own problem codes.
+type RefusalObserver interface {
+	ArgsRefused(raw string)
+}
+
 // Validate checks raw, the argument text a model produced for the tool described by spec, and
 // returns the arguments object. The checks are strict, in this order:
 //   - raw is exactly one JSON object (surrounding whitespace allowed, nothing after it);

@@ -85,7 +85,9 @@
 // [StageResult] is the rein_stage_result tool of one stage attempt, built with the stage's
 // contract, its Refs and a [Sink] that stores an accepted contract. Calls are serialised. The
 // first submission that passes validation and is stored is the attempt's outcome; every later
-// call is refused ([CodeAlreadySubmitted]). A refusal is an error result whose Details is the
+// call is refused ([CodeAlreadySubmitted]). A call the kernel refuses against the tool's schema before Run
+// reaches [StageResult.ArgsRefused] (tool.RefusalObserver) and counts as a refused submission with
+// the contract's own codes ([CodeSchemaRefused] when only the schema refuses it). A refusal is an error result whose Details is the
 // *[Error]; a sink failure is an error and leaves the attempt open for a resubmission. When the
 // session has ended, [StageResult.Outcome] settles the attempt: the accepted contract, or an
 // *[AttemptError] with [ReasonContractMissing] (the model never called the tool, e.g. it

@@ -76,6 +76,7 @@ const (
 
 // Tool-level codes.
 const (
+	CodeSchemaRefused    Code = "contract_schema_refused"    // refused by the tool's JSON schema, though the contract's checks pass
 	CodeAlreadySubmitted Code = "contract_already_submitted" // a second submission after one was accepted
 )
 

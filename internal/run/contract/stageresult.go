@@ -68,13 +68,7 @@ func (t *StageResult) Run(ctx context.Context, call tool.Call) (tool.Result, err
 	a, err := t.c.Validate(call.Args, t.refs)
 	if err != nil {
 		if e, ok := IsRefusal(err); ok {
-			t.refusals++
-			if t.problems == nil {
-				t.problems = map[Code]int{}
-			}
-			for _, p := range e.Problems {
-				t.problems[p.Code]++
-			}
+			t.refused(e)
 			return refusal(e), nil
 		}
 		return tool.Result{}, err
@@ -89,6 +83,35 @@ func (t *StageResult) Run(ctx context.Context, call tool.Call) (tool.Result, err
 	res := tool.TextResult(fmt.Sprintf("Accepted the %s contract (%s). The stage's outcome is recorded; stop here.", t.c.kind, a.Digest))
 	res.Details = a
 	return res, nil
+}
+
+// refused counts a refused submission and its problems by code. t.mu is held.
+func (t *StageResult) refused(e *Error) {
+	t.refusals++
+	if t.problems == nil {
+		t.problems = map[Code]int{}
+	}
+	for _, p := range e.Problems {
+		t.problems[p.Code]++
+	}
+}
+
+// ArgsRefused counts a submission the kernel refused against the tool's schema before Run
+// (tool.RefusalObserver), so that the attempt records it as a refused contract with the
+// contract's own problem codes — never as a missing one. A submission the contract's checks
+// would accept but the schema refused counts as [CodeSchemaRefused].
+func (t *StageResult) ArgsRefused(raw string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.accepted != nil {
+		return
+	}
+	_, err := t.c.Validate([]byte(raw), t.refs)
+	e, ok := IsRefusal(err)
+	if !ok {
+		e = &Error{Kind: t.c.kind, Problems: []Problem{{Code: CodeSchemaRefused, Path: "(root)", Message: "refused by the tool's schema"}}}
+	}
+	t.refused(e)
 }
 
 func refusal(e *Error) tool.Result {
