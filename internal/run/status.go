@@ -226,7 +226,11 @@ func (rep *Report) WriteText(w io.Writer) {
 			fmt.Fprintf(w, "locked guidance: %s %s\n", g.Path, g.Digest)
 		}
 		for _, s := range l.Skills {
-			fmt.Fprintf(w, "locked skill: %s@%s %s %s\n", s.Name, s.Revision, s.Path, s.TreeDigest)
+			stages := "no stage"
+			if len(s.Stages) > 0 {
+				stages = "stages " + strings.Join(s.Stages, ",")
+			}
+			fmt.Fprintf(w, "locked skill: %s@%s %s %s (%s)\n", s.Name, s.Revision, s.Path, s.TreeDigest, stages)
 		}
 		for _, role := range Roles {
 			m := l.Models[role]
