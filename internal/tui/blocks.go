@@ -152,7 +152,11 @@ func (t *thinkingBlock) row(i int) string {
 		if t.v.thinking {
 			hint = "ctrl+t to fold"
 		}
-		return st.dim.Render(fmt.Sprintf("∴ %s (%d lines, %s)", state, t.s.len(), hint))
+		lines := "1 line"
+		if n := t.s.len(); n != 1 {
+			lines = fmt.Sprintf("%d lines", n)
+		}
+		return st.dim.Render(fmt.Sprintf("∴ %s (%s, %s)", state, lines, hint))
 	}
 	return st.dim.Render("│ " + t.s.row(i-1))
 }

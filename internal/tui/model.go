@@ -189,6 +189,11 @@ func (m *Model) event(ev wire.Event) {
 		if msg := ev.Message; msg != nil && msg.Role == string(llm.RoleAssistant) && msg.Usage != nil {
 			u := msg.Usage
 			m.ctxTokens = u.Input + u.CacheRead + u.CacheWrite + u.Output
+			m.usage.Input += u.Input
+			m.usage.Output += u.Output
+			m.usage.CacheRead += u.CacheRead
+			m.usage.CacheWrite += u.CacheWrite
+			m.usage.CostUSD += u.CostUSD
 		}
 	case "agent_end", "compaction":
 		m.resetUsage()

@@ -111,18 +111,21 @@ func (m *Model) question() []string {
 	return append(rows, st.key.Render("[y]")+" allow once  "+st.key.Render("[s]")+" allow for this session  "+st.key.Render("[n]")+" deny with a reason  "+st.key.Render("[esc]")+" abort the run")
 }
 
-// statusLine: provider/model, context used of the window, tokens and cost, session,
-// branch, sandbox and trust, queue.
+// statusLine: provider/model, context used of the window, tokens and cost, queue, session,
+// branch, sandbox and trust — the most useful first, since a narrow terminal cuts the end.
 func (m *Model) statusLine() string {
 	info := m.current()
 	parts := []string{info.Provider + "/" + info.Model}
 	ctx := "ctx " + tokens(m.ctxTokens)
 	if info.ContextWindow > 0 {
-		ctx += fmt.Sprintf("/%s %d%%", tokens(info.ContextWindow), m.ctxTokens*100/info.ContextWindow)
+		ctx = fmt.Sprintf("ctx %d%% %s/%s", m.ctxTokens*100/info.ContextWindow, tokens(m.ctxTokens), tokens(info.ContextWindow))
 	}
 	parts = append(parts, ctx)
 	u := m.usage
 	parts = append(parts, fmt.Sprintf("↑%s ↓%s $%.4f", tokens(u.Input+u.CacheRead+u.CacheWrite), tokens(u.Output), u.CostUSD))
+	if n := m.steer + m.follw; n > 0 {
+		parts = append(parts, fmt.Sprintf("queue %d", n))
+	}
 	if info.SessionID != "" {
 		parts = append(parts, "session "+short(info.SessionID))
 	} else {
@@ -133,14 +136,9 @@ func (m *Model) statusLine() string {
 	}
 	if info.Sandboxed {
 		parts = append(parts, "sandbox")
-	} else {
-		parts = append(parts, "no sandbox")
 	}
 	if info.Trusted {
 		parts = append(parts, "trusted")
-	}
-	if n := m.steer + m.follw; n > 0 {
-		parts = append(parts, fmt.Sprintf("queue %d", n))
 	}
 	line := ansi.Truncate(" "+strings.Join(parts, " · "), m.width, "…")
 	if pad := m.width - cellWidth(line); pad > 0 {
@@ -154,6 +152,8 @@ func tokens(n int) string {
 	switch {
 	case n >= 1_000_000:
 		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 100_000:
+		return fmt.Sprintf("%.0fk", float64(n)/1e3)
 	case n >= 1000:
 		return fmt.Sprintf("%.1fk", float64(n)/1e3)
 	}
@@ -162,8 +162,8 @@ func tokens(n int) string {
 
 // short is the start of an id, enough to tell sessions apart on the status line.
 func short(id string) string {
-	if len(id) > 13 {
-		return id[:13]
+	if len(id) > 8 {
+		return id[:8]
 	}
 	return id
 }
