@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -46,6 +47,11 @@ type Model struct {
 	ctxTokens int
 	usage     wire.Usage
 	useColor  bool
+	// the editor's last drawing and what it showed
+	inputKey  string
+	inputView []string
+	// the status line's last drawing and what it showed
+	statusKey, statusView string
 }
 
 // Options configure the UI.
@@ -114,22 +120,36 @@ func newInput(width int, st *styles) textarea.Model {
 	ta.MinHeight = 1
 	ta.MaxHeight = 6
 	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("ctrl+j", "shift+enter"))
-	ta.SetStyles(textarea.DefaultStyles(st.dark))
-	if !st.color {
-		s := ta.Styles()
-		plain := textarea.StyleState{}
-		s.Focused, s.Blurred = plain, plain
-		ta.SetStyles(s)
-	}
+	ta.SetStyles(inputStyles(st))
 	ta.SetWidth(width)
 	ta.Focus()
 	return ta
 }
 
+// inputStyles are the editor's styles: the textarea's own, plain without colour; the
+// cursor does not blink, so an idle screen is never redrawn.
+func inputStyles(st *styles) textarea.Styles {
+	s := textarea.DefaultStyles(st.dark)
+	if !st.color {
+		s.Focused, s.Blurred = textarea.StyleState{}, textarea.StyleState{}
+	}
+	s.Cursor.Blink = false
+	return s
+}
+
+// inputRows are the editor's rows, drawn again only when what they show changed.
+func (m *Model) inputRows() []string {
+	key := fmt.Sprintf("%d:%d:%d:%p:%d\x00%s", m.width, m.input.Line(), m.input.Column(), m.st, m.input.Height(), m.input.Value())
+	if key != m.inputKey {
+		m.inputKey, m.inputView = key, strings.Split(m.input.View(), "\n")
+	}
+	return m.inputView
+}
+
 // Init implements tea.Model.
 func (m *Model) Init() tea.Cmd {
 	m.e.started.Store(true)
-	return tea.Batch(m.e.wait(), tea.RequestBackgroundColor, textarea.Blink)
+	return tea.Batch(m.e.wait(), tea.RequestBackgroundColor)
 }
 
 // Update implements tea.Model.
@@ -144,7 +164,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.BackgroundColorMsg:
 		if m.useColor {
 			m.st = newStyles(true, msg.IsDark())
-			m.input.SetStyles(textarea.DefaultStyles(msg.IsDark()))
+			m.input.SetStyles(inputStyles(m.st))
 		}
 	case tea.KeyPressMsg:
 		cmds = append(cmds, m.key(msg))

@@ -29,7 +29,10 @@ func (m *Model) frame() string {
 		out = append(out, "")
 	}
 	for _, r := range rows {
-		out = append(out, ansi.Truncate(r, m.width, ""))
+		if len(r) > m.width { // no row is wider than its bytes: most need no measuring
+			r = ansi.Truncate(r, m.width, "")
+		}
+		out = append(out, r)
 	}
 	out = append(out, bottom...)
 	return strings.Join(out, "\n")
@@ -58,7 +61,7 @@ func (m *Model) bottom() []string {
 		if m.denying {
 			rows = append(rows, st.accent.Render("Why not? (the reason reaches the model; Enter sends, Esc goes back)"))
 		}
-		rows = append(rows, strings.Split(m.input.View(), "\n")...)
+		rows = append(rows, m.inputRows()...)
 	}
 	rows = append(rows, m.hint())
 	rows = append(rows, m.statusLine())
@@ -140,11 +143,15 @@ func (m *Model) statusLine() string {
 	if info.Trusted {
 		parts = append(parts, "trusted")
 	}
-	line := ansi.Truncate(" "+strings.Join(parts, " · "), m.width, "…")
-	if pad := m.width - cellWidth(line); pad > 0 {
-		line += strings.Repeat(" ", pad)
+	raw := " " + strings.Join(parts, " · ")
+	if key := fmt.Sprintf("%d:%p:%s", m.width, m.st, raw); key != m.statusKey {
+		line := ansi.Truncate(raw, m.width, "…")
+		if pad := m.width - cellWidth(line); pad > 0 {
+			line += strings.Repeat(" ", pad)
+		}
+		m.statusKey, m.statusView = key, m.st.status.Render(line)
 	}
-	return m.st.status.Render(line)
+	return m.statusView
 }
 
 // tokens formats a token count: 950, 12.3k, 1.2M.
