@@ -72,6 +72,14 @@ var rules = []rule{
 		reason: "The rein binary speaks JSON over HTTP to providers, JSON lines to its clients and OTLP/HTTP JSON (its own encoder) to trace collectors; a gRPC or protobuf module would add megabytes and a large dependency tree for nothing rein needs. One that must come in gets an allow entry saying why.",
 	},
 	{
+		pkgs: []string{"./internal/tui/..."},
+		forbid: []string{"./internal/system/...", "./internal/llm/...", "./internal/tool/...", "./internal/session/...",
+			"./internal/ledger/...", "./internal/policy/...", "./internal/rpc/..."},
+		allow:  []allowed{{"./internal/llm", "the UI sends user messages and reads the conversation in the provider-neutral types"}},
+		direct: true,
+		reason: "The terminal UI renders the wire event stream and drives the session lifecycle through the small interface it declares; the agent comes from the composition root through package cli, so the UI has no path of its own to a model, a tool, the permission rules or the ledger.",
+	},
+	{
 		pkgs:   []string{"./internal/tool/fstool/..."},
 		forbid: []string{"mvdan.cc/sh/...", "./internal/sandbox/..."},
 		reason: "The file tools confine paths with os.Root and the protected-path matcher; they link neither the shell parser nor the sandbox, which only the bash tool and approved commands need.",

@@ -76,6 +76,9 @@ through confined tools, until it is done or a budget is reached.
 			if err := mistypedCommand(cmd, o.print, args); err != nil {
 				return err
 			}
+			if wantsUI(e, cmd, o, args) {
+				return runUI(e, o)
+			}
 			return runPrompt(e, o, args)
 		},
 	}

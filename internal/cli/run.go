@@ -173,7 +173,7 @@ func readPrompt(e *env, args []string, optional bool) (string, error) {
 		if optional {
 			return "", nil
 		}
-		return "", fmt.Errorf("%w: no prompt: pass one (rein -p \"...\") or pipe it on stdin; the interactive UI is not built yet", ErrUsage)
+		return "", fmt.Errorf("%w: no prompt: pass one (rein -p \"...\") or pipe it on stdin; without -p, rein opens the interactive UI only when stdin and stdout are both terminals", ErrUsage)
 	}
 	data, err := io.ReadAll(io.LimitReader(e.stdin, 16<<20))
 	if err != nil {

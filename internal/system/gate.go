@@ -22,6 +22,26 @@ type permissionGate struct {
 	policy *policy.Policy
 	// confirm asks a yes/no question on the terminal; nil in a non-interactive run.
 	confirm func(question string) (bool, error)
+	// approve, when set, answers instead of confirm (Options.Approve).
+	approve func(ctx context.Context, a Approval) (Answer, error)
+}
+
+// Approval is a call an "ask" permission rule holds, as [Options].Approve is asked about it.
+type Approval struct {
+	// Tool is the tool's name; Args the call's arguments (JSON, as the model sent them).
+	Tool string
+	Args json.RawMessage
+	// Part is what the rule matched: the simple command (bash) or the path (file tools).
+	Part string
+	// Rule is the rule as written.
+	Rule string
+}
+
+// Answer is the user's answer to an [Approval].
+type Answer struct {
+	Allow bool
+	// Reason, for a denial, is the user's own words; they reach the model with the refusal.
+	Reason string
 }
 
 // needsApproval is an ask refusal nobody could answer: its text is the policy's, and it
@@ -32,12 +52,15 @@ func (e *needsApproval) Error() string   { return e.err.Error() }
 func (e *needsApproval) Unwrap() []error { return []error{e.err, kernel.ErrNeedsApproval} }
 
 // Check implements kernel.Gate.
-func (g *permissionGate) Check(_ context.Context, call *llm.ToolCall, spec tool.Spec, args json.RawMessage) error {
+func (g *permissionGate) Check(ctx context.Context, call *llm.ToolCall, spec tool.Spec, args json.RawMessage) error {
 	d := g.policy.Decide(spec.Name, args)
 	switch d.Verdict {
 	case policy.Deny:
 		return d.Err()
 	case policy.Ask:
+		if g.approve != nil {
+			return g.approved(ctx, spec.Name, args, d)
+		}
 		if g.confirm == nil {
 			return &needsApproval{err: d.Err()}
 		}
@@ -50,6 +73,22 @@ func (g *permissionGate) Check(_ context.Context, call *llm.ToolCall, spec tool.
 		}
 	}
 	return nil
+}
+
+// approved asks Options.Approve about a call an ask rule holds.
+func (g *permissionGate) approved(ctx context.Context, name string, args json.RawMessage, d policy.Decision) error {
+	a, err := g.approve(ctx, Approval{Tool: name, Args: args, Part: d.Part, Rule: d.Rule})
+	if err != nil {
+		return &needsApproval{err: &refusal.Error{Code: policy.CodeApprovalRequired, Message: d.Reason, Err: err}}
+	}
+	if a.Allow {
+		return nil
+	}
+	msg := fmt.Sprintf("the user declined %s (rule %q); do not retry it: choose another approach, or ask the user what to do", d.Part, d.Rule)
+	if a.Reason != "" {
+		msg = fmt.Sprintf("the user declined %s (rule %q), saying: %s", d.Part, d.Rule, a.Reason)
+	}
+	return &refusal.Error{Code: policy.CodeApprovalRequired, Message: msg}
 }
 
 // newPolicy compiles the merged permission rules for a run in the workspace dir of the

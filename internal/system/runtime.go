@@ -119,6 +119,9 @@ type Options struct {
 	// a call an "ask" permission rule or a hook holds); nil in a non-interactive run, which
 	// refuses instead.
 	Confirm func(question string) (bool, error)
+	// Approve, when set, answers the calls an "ask" permission rule holds instead of Confirm:
+	// an interactive UI that shows the pending call and takes the user's reason for a denial.
+	Approve func(ctx context.Context, a Approval) (Answer, error)
 	// Notice shows the user one line: what recovering a session settled, a hook that failed,
 	// a hook's message. nil drops them.
 	Notice func(string)
@@ -162,6 +165,8 @@ type Runtime struct {
 	Opened *ledger.Report
 	// Trusted says whether the project's own rein resources were loaded.
 	Trusted bool
+	// Sandboxed says bash runs in the OS sandbox (--sandbox or the settings' "sandbox").
+	Sandboxed bool
 	// hooks makes the hooks of each agent (see hookWiring).
 	hooks *hookWiring
 	// notice is Options.Notice (never nil).
@@ -294,6 +299,7 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 		return err
 	}
 	o.Sandbox = o.Sandbox || global.Sandbox
+	rt.Sandboxed = o.Sandbox
 	rt.secretEnv = append(slices.Clone(shell.DefaultSecretEnv), global.SecretEnv...)
 	o.KeepBackground = o.KeepBackground || (global.Bash != nil && global.Bash.KeepBackground)
 	plan, err := planNew(o, rt)
@@ -350,7 +356,7 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 	agent, err := kernel.New(kernel.Config{
 		Model:          model,
 		Tools:          rt.Tools,
-		Gate:           &permissionGate{policy: pol, confirm: o.Confirm},
+		Gate:           &permissionGate{policy: pol, confirm: o.Confirm, approve: o.Approve},
 		Hooks:          agentHooks,
 		Recorder:       rec,
 		System:         rt.System.Prompt,

@@ -1,0 +1,149 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reinhq/rein/internal/cli"
+)
+
+// tmux drives a terminal session on a server of the test's own.
+type tmux struct {
+	t    *testing.T
+	sock string
+}
+
+func (x *tmux) run(args ...string) string {
+	x.t.Helper()
+	cmd := exec.Command("tmux", append([]string{"-S", x.sock}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		x.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func (x *tmux) screen() string { return x.run("capture-pane", "-p", "-t", "ui") }
+
+// waitFor waits until the screen shows text and returns the screen.
+func (x *tmux) waitFor(text string) string {
+	x.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var s string
+	for time.Now().Before(deadline) {
+		if s = x.screen(); strings.Contains(s, text) {
+			return s
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	x.t.Fatalf("the screen does not show %q:\n%s", text, s)
+	return ""
+}
+
+// TestUIInTmux runs `rein` with no arguments in a real terminal (tmux) on the script model:
+// a prompt streams text and runs a bash call, a write an ask rule holds is approved, a slow
+// call is aborted with Esc, Ctrl+C twice quits with the terminal restored — then the session
+// verifies and its records hold what the screen showed.
+func TestUIInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("tmux is missing in CI: .ci/run installs it")
+		}
+		t.Skip("tmux is not installed: the terminal UI end-to-end test needs it (apt-get install tmux)")
+	}
+	rein, err := exec.LookPath("rein") // this test binary, installed on PATH by TestMain
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ws, home := filepath.Join(dir, "ws"), filepath.Join(dir, "home")
+	for _, d := range []string{ws, home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scenario := `version: 1
+dialogs:
+  - match: take notes
+    turns:
+      - text: Checking the workspace first.
+        calls: [{name: bash, id: b1, args: {command: "echo marker-$((6*7))"}}]
+      - text: Writing the notes now.
+        calls: [{name: write, id: w1, args: {path: notes.txt, content: "alpha\nbeta\n"}}]
+      - text: Wrote notes.txt for you.
+  - match: wait
+    turns:
+      - calls: [{name: bash, id: b2, args: {command: "sleep 30"}}]
+      - text: never
+`
+	files := map[string]string{filepath.Join(ws, "s.yaml"): scenario, filepath.Join(home, "settings.json"): `{"permissions": {"ask": ["write(*)"]}}`}
+	for p, c := range files {
+		if err := os.WriteFile(p, []byte(c), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x := &tmux{t: t, sock: filepath.Join(dir, "tmux.sock")}
+	shell := fmt.Sprintf("cd %q && env REIN_HOME=%q ANTHROPIC_API_KEY= OPENAI_API_KEY= TERM=xterm-256color %q --script s.yaml; echo EXIT=$?; sleep 60", ws, home, rein)
+	x.run("-f", "/dev/null", "new-session", "-d", "-s", "ui", "-x", "100", "-y", "30", shell)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", x.sock, "kill-server").Run() })
+
+	x.waitFor("Type a message")
+	x.run("send-keys", "-t", "ui", "-l", "take notes")
+	x.run("send-keys", "-t", "ui", "Enter")
+	s := x.waitFor("wants to run")
+	for _, want := range []string{"› take notes", "Checking the workspace first.", "⏺ bash echo marker-$((6*7))", "marker-42", "+alpha", "allow once"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the approval screen lacks %q:\n%s", want, s)
+		}
+	}
+	x.run("send-keys", "-t", "ui", "y")
+	s = x.waitFor("Wrote notes.txt for you.")
+	if !strings.Contains(s, "⏺ write notes.txt") {
+		t.Errorf("the approved write is not shown as done:\n%s", s)
+	}
+	x.run("send-keys", "-t", "ui", "-l", "wait")
+	x.run("send-keys", "-t", "ui", "Enter")
+	x.waitFor("sleep 30")
+	x.run("send-keys", "-t", "ui", "Escape")
+	x.waitFor("run aborted")
+	x.run("send-keys", "-t", "ui", "C-c")
+	x.waitFor("press Ctrl+C again")
+	x.run("send-keys", "-t", "ui", "C-c")
+	s = x.waitFor("EXIT=")
+	if !strings.Contains(s, "EXIT=0") {
+		t.Errorf("rein did not exit 0:\n%s", s)
+	}
+
+	if data, err := os.ReadFile(filepath.Join(ws, "notes.txt")); err != nil || string(data) != "alpha\nbeta\n" {
+		t.Errorf("notes.txt = %q, %v", data, err)
+	}
+	ledgers, _ := filepath.Glob(filepath.Join(home, "sessions", "*", "*", "ledger.jsonl"))
+	if len(ledgers) != 1 {
+		t.Fatalf("found %d session ledgers, want 1", len(ledgers))
+	}
+	var stdout, stderr bytes.Buffer
+	if code := cli.Main(context.Background(), []string{"session", "verify", filepath.Dir(ledgers[0])}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Errorf("rein session verify: exit %d: %s%s", code, stdout.String(), stderr.String())
+	}
+	data, err := os.ReadFile(ledgers[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger := string(data)
+	// What the screen showed is what the session recorded, in order.
+	at := 0
+	for _, want := range []string{"take notes", "Checking the workspace first.", "marker-42", "Writing the notes now.", `"toolCallId":"w1"`, "Wrote notes.txt for you.", `"wait"`, `"kind":"cancel"`} {
+		i := strings.Index(ledger[at:], want)
+		if i < 0 {
+			t.Fatalf("the ledger lacks %q after position %d", want, at)
+		}
+		at += i
+	}
+}
