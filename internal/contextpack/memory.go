@@ -103,7 +103,7 @@ func (l *loader) remember(p string) {
 // only in a trusted project (else it is listed as untrusted).
 func (l *loader) imports(f File, limit string, chain []string) {
 	for _, ref := range importRefs(f.Text) {
-		target, ok := l.importTarget(f.Path, ref)
+		target, ref, ok := l.importTarget(f.Path, ref)
 		if !ok {
 			continue
 		}
@@ -144,10 +144,11 @@ func (l *loader) imports(f File, limit string, chain []string) {
 	}
 }
 
-// importTarget resolves ref, imported by the file at from, to an absolute path. A ref that
-// names no file is not an import (a mention such as @someone stays text); one that looks
-// like a path (it holds a "/" or a ".") is reported.
-func (l *loader) importTarget(from, ref string) (string, bool) {
+// importTarget resolves ref, imported by the file at from, to an absolute path, and returns
+// the ref as resolved (trailing punctuation dropped when the ref names no file with it). A
+// ref that names no file is not an import (a mention such as @someone stays text); one that
+// looks like a path (it holds a "/" or a ".") is reported.
+func (l *loader) importTarget(from, ref string) (string, string, bool) {
 	for _, cand := range []string{ref, strings.TrimRight(ref, ".,;:!?)]}'\"")} {
 		if cand == "" {
 			continue
@@ -169,15 +170,15 @@ func (l *loader) importTarget(from, ref string) (string, bool) {
 			continue
 		}
 		if fi.IsDir() {
-			l.diag("%s: import @%s skipped: it is a directory", from, ref)
-			return "", false
+			l.diag("%s: import @%s skipped: it is a directory", from, cand)
+			return "", "", false
 		}
-		return p, true
+		return p, cand, true
 	}
 	if strings.ContainsAny(ref, "/.") {
 		l.diag("%s: import @%s skipped: no such file", from, ref)
 	}
-	return "", false
+	return "", "", false
 }
 
 // importRefs returns the @path references in text, in order: an "@" at the start of a line
