@@ -130,9 +130,9 @@ type Context struct {
 	Trusted bool
 	// Skill names the skill the prompt invokes with /NAME ("" when it invokes none): the
 	// prompt shown is the skill's.
-	Skill string
-	System  *contextpack.Assembly
-	Tools   []llm.ToolSpec
+	Skill  string
+	System *contextpack.Assembly
+	Tools  []llm.ToolSpec
 	// History is the conversation continued, as adapters send it (healed); Prompt is the new
 	// user message, nil when a session is continued without one.
 	History []llm.Message

@@ -1,9 +1,9 @@
 package system
 
 import (
-	"os"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
