@@ -94,6 +94,9 @@ func writeContext(e *env, c *system.Context, dir string, full bool) error {
 	if c.Session != "" {
 		fmt.Fprintf(w, "session: %s (%d messages)\n", c.Session, len(c.History))
 	}
+	if c.Skill != "" {
+		fmt.Fprintf(w, "skill: the prompt invokes %s; its instructions are the prompt\n", c.Skill)
+	}
 	fmt.Fprintln(w)
 	type row struct{ name, source, bytes, tokens string }
 	rows := []row{{"SECTION", "SOURCE", "BYTES", "TOKENS"}}
@@ -121,14 +124,17 @@ func writeContext(e *env, c *system.Context, dir string, full bool) error {
 	return nil
 }
 
-// sourceOf names where a section comes from: a path (relative to dir inside it), a tool, a
-// message role, or (built-in) for rein's own text.
+// sourceOf names where a section comes from: a path (relative to dir inside it; an imported
+// context file also names the file importing it), a tool, a message role, or (built-in) for
+// rein's own text.
 func sourceOf(s contextpack.Section, dir string) string {
 	switch {
 	case s.Source == "":
 		return "(built-in)"
 	case s.Name == contextpack.SectionTool || s.Name == contextpack.SectionMessage || s.Name == contextpack.SectionPrompt:
 		return s.Source
+	case s.ImportedBy != "":
+		return contextpack.DisplayPath(dir, s.Source) + " (@ from " + contextpack.DisplayPath(dir, s.ImportedBy) + ")"
 	}
 	return contextpack.DisplayPath(dir, s.Source)
 }
@@ -141,6 +147,7 @@ type contextJSON struct {
 	ContextWindow int           `json:"contextWindow,omitempty"`
 	MaxTokens     int           `json:"maxTokens,omitempty"`
 	Session       string        `json:"session,omitempty"`
+	Skill         string        `json:"skill,omitempty"`
 	Estimator     string        `json:"estimator"`
 	Sections      []sectionJSON `json:"sections"`
 	Total         sizeJSON      `json:"total"`
@@ -151,10 +158,11 @@ type contextJSON struct {
 }
 
 type sectionJSON struct {
-	Name   string `json:"name"`
-	Source string `json:"source,omitempty"`
-	Bytes  int    `json:"bytes"`
-	Tokens int    `json:"tokens"`
+	Name       string `json:"name"`
+	Source     string `json:"source,omitempty"`
+	ImportedBy string `json:"importedBy,omitempty"`
+	Bytes      int    `json:"bytes"`
+	Tokens     int    `json:"tokens"`
 }
 
 type sizeJSON struct {
@@ -164,11 +172,11 @@ type sizeJSON struct {
 
 func writeContextJSON(e *env, c *system.Context) error {
 	out := contextJSON{V: ContextVersion, Provider: c.Provider, Model: c.Model, ContextWindow: c.ContextWindow,
-		MaxTokens: c.MaxTokens, Session: c.Session, Estimator: c.Estimator, Total: sizeJSON{c.Bytes, c.Tokens},
+		MaxTokens: c.MaxTokens, Session: c.Session, Skill: c.Skill, Estimator: c.Estimator, Total: sizeJSON{c.Bytes, c.Tokens},
 		RequestBytes: c.RequestBytes, Reported: c.Reported, System: c.System.Prompt,
 		Diagnostics: append([]string{}, c.System.Diagnostics...)}
 	for _, s := range c.Sections {
-		out.Sections = append(out.Sections, sectionJSON{Name: s.Name, Source: s.Source, Bytes: s.Bytes, Tokens: s.Tokens})
+		out.Sections = append(out.Sections, sectionJSON{Name: s.Name, Source: s.Source, ImportedBy: s.ImportedBy, Bytes: s.Bytes, Tokens: s.Tokens})
 	}
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "  ")

@@ -25,12 +25,15 @@ func rein(t *testing.T, dir, stdin string, args ...string) (int, string, string)
 	return code, stdout.String(), stderr.String()
 }
 
-// cleanEnv gives the test its own $REIN_HOME and no provider keys in the environment.
+// cleanEnv gives the test its own $REIN_HOME, an empty home directory and no provider keys in
+// the environment.
 func cleanEnv(t *testing.T) (dir, home string) {
 	t.Helper()
 	dir = t.TempDir()
 	home = filepath.Join(dir, "home")
 	t.Setenv("REIN_HOME", home)
+	// The user's own ~/.claude and ~/.agents must not leak into the tests.
+	t.Setenv("HOME", filepath.Join(dir, "user"))
 	t.Setenv("ANTHROPIC_API_KEY", "")
 	t.Setenv("OPENAI_API_KEY", "")
 	return dir, home

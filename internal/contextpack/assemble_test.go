@@ -32,6 +32,7 @@ var date = time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
 //
 //	dir      the working directory, relative to the tree (required)
 //	home     $REIN_HOME, relative to the tree (default: home)
+//	userhome the user's home directory, relative to the tree (default: user)
 //	trusted  true or false (default: true)
 //	gated    true: context files are behind the trust gate too (default: false)
 //	tools    comma-separated tool names from allTools, or none (default: all)
@@ -110,6 +111,7 @@ func runGolden(t *testing.T, file string) string {
 	in := contextpack.Inputs{
 		Dir:              filepath.Join(root, filepath.FromSlash(opt("dir", "."))),
 		Home:             filepath.Join(root, opt("home", "home")),
+		UserHome:         filepath.Join(root, opt("userhome", "user")),
 		Date:             date,
 		ProjectTrusted:   opt("trusted", "true") == "true",
 		GateContextFiles: opt("gated", "false") == "true",

@@ -1,7 +1,9 @@
 // Package contextpack assembles what a model reads besides the conversation: the system
 // prompt, made of rein's default prompt (or the project's .rein/SYSTEM.md), APPEND_SYSTEM.md,
-// the project context files (AGENTS.md, CLAUDE.md), an index of Agent Skills, the date and the
-// working directory; and compaction ([Compactor]). Later it also holds artifact packs.
+// the project context files (AGENTS.md, CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md,
+// ~/.claude/CLAUDE.md, with their @path imports: see memory.go), an index of Agent Skills
+// (parsed leniently where the client guidance says warn and load: [ParseSkill]), the date and
+// the working directory; and compaction ([Compactor]). Later it also holds artifact packs.
 //
 // Two steps keep assembly testable: [Load] finds and reads the files (bounded, each capped at
 // [MaxFileBytes]; it never fails: whatever is skipped or cut becomes a diagnostic), and
@@ -12,7 +14,8 @@
 // concatenation of the sections' texts.
 //
 // Trust: project files that configure or extend rein (.rein/SYSTEM.md, .rein/APPEND_SYSTEM.md,
-// .rein/skills/, .agents/skills/) load only when Inputs.ProjectTrusted is set; context files
+// .rein/skills/, .agents/skills/, .claude/skills/, and files a project context file imports
+// from outside the project) load only when Inputs.ProjectTrusted is set; context files
 // load unless Inputs.GateContextFiles puts them behind the same gate. What the gate kept out
 // is listed (Sources.Untrusted), never read. Deciding trust is the caller's business.
 // Project files must resolve inside the repository root (no symlink escape).

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -19,14 +20,18 @@ const (
 	MaxFileBytes = 64 << 10
 	// MaxSkills caps the skills indexed; further skills are skipped with a diagnostic.
 	MaxSkills = 1000
-	// maxSkillDepth bounds how deep below a skills directory a SKILL.md is looked for.
-	maxSkillDepth = 3
+	// maxSkillDepth bounds how deep below a skills directory a SKILL.md is looked for: deep
+	// enough for collections laid out as plugins (<dir>/<collection>/plugins/<plugin>/skills/<skill>).
+	maxSkillDepth = 6
+	// maxSkillDirs bounds the directories looked at below one skills directory.
+	maxSkillDirs = 2000
 )
 
 // ContextFileNames are the context file names looked for in each directory, in order of
 // preference: only the first one present in a directory is loaded (a CLAUDE.md beside an
-// AGENTS.md is usually a copy or a pointer to it). Lower- and mixed-case spellings such as
-// agents.md are not context files.
+// AGENTS.md is usually a copy or a pointer to it). In a project directory .claude/CLAUDE.md
+// comes last, and CLAUDE.local.md is read after whichever loaded. Lower- and mixed-case
+// spellings such as agents.md are not context files.
 var ContextFileNames = []string{"AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"}
 
 // File is one file that enters the prompt.
@@ -39,14 +44,28 @@ type File struct {
 	// Size is the file's size on disk.
 	Size      int64
 	Truncated bool
+	// ImportedBy is the context file whose @path import brought this one in ("" for a
+	// context file found by name); Depth is the number of import hops from that file.
+	ImportedBy string
+	Depth      int
 }
 
-// Skill is one valid skill of the index.
+// Skill is one valid skill.
 type Skill struct {
 	Name        string
 	Description string
-	// Path is the absolute path of the skill's SKILL.md.
-	Path string
+	// Path is the absolute path of the skill's SKILL.md, its directory's symbolic links
+	// resolved; Dir is that directory.
+	Path, Dir string
+	// AllowedTools is the allowed-tools field: permission rules as written in the skill.
+	AllowedTools []string
+	// DisableModelInvocation keeps the skill out of the model's index; the user may still
+	// invoke it (unless UserInvocable is false).
+	DisableModelInvocation bool
+	UserInvocable          bool
+	// Body is the text after the frontmatter; set by [ParseSkill] and [ReadSkillBody], never
+	// kept by [Load].
+	Body string
 }
 
 // Sources are the files [Load] found for one working directory.
@@ -56,13 +75,13 @@ type Sources struct {
 	Root string
 	// System replaces the default prompt; Append is appended to the prompt. Either may be nil.
 	System, Append *File
-	// Context are the context files, global first, then from Root down to the working
-	// directory.
+	// Context are the context files in prompt order (see [Load]), each followed by the files
+	// it imports.
 	Context []File
 	// Skills are the valid skills, in discovery order (nearest project directory first, the
-	// global directory last); a name is taken by the first skill that claims it.
+	// user's directories last); a name is taken by the first skill that claims it.
 	Skills []Skill
-	// Diagnostics say what was skipped or cut and why, in discovery order.
+	// Diagnostics say what was skipped, cut or loaded with a warning, and why, in discovery order.
 	Diagnostics []string
 	// Untrusted are the project files and directories that were not read because the
 	// project is not trusted (absolute paths, in discovery order). Empty when the project is
@@ -70,37 +89,43 @@ type Sources struct {
 	Untrusted []string
 }
 
+// SkillDirNames are the skills directories of a project directory, in the order they are
+// scanned.
+var SkillDirNames = []string{filepath.Join(".rein", "skills"), filepath.Join(".agents", "skills"), filepath.Join(".claude", "skills")}
+
 // Load finds and reads the files that shape the system prompt of a run in in.Dir:
 //
-//   - context files (see [ContextFileNames]): $REIN_HOME's, then one per directory from the
-//     repository root down to the working directory;
+//   - context files: ~/.claude/CLAUDE.md (in.UserHome), $REIN_HOME's first of
+//     [ContextFileNames], then for each directory from the repository root down to the
+//     working directory the first of [ContextFileNames] and .claude/CLAUDE.md, then its
+//     CLAUDE.local.md; each followed by the files it imports with @path (see imports);
 //   - SYSTEM.md and APPEND_SYSTEM.md: the nearest .rein/ file from the working directory up to
 //     the repository root, else $REIN_HOME's;
-//   - skills: directories holding a SKILL.md under .rein/skills/ and .agents/skills/ of each
-//     directory from the working directory up to the repository root, then $REIN_HOME/skills/.
+//   - skills: directories holding a SKILL.md under .rein/skills/, .agents/skills/ and
+//     .claude/skills/ of each directory from the working directory up to the repository
+//     root, then $REIN_HOME/skills/, ~/.agents/skills/ and ~/.claude/skills/, searched
+//     maxSkillDepth levels deep (collections, plugin layouts).
 //
 // Project files that configure or extend rein (.rein/SYSTEM.md, .rein/APPEND_SYSTEM.md,
-// .rein/skills/, .agents/skills/) are read only when in.ProjectTrusted; context files are
-// too when in.GateContextFiles, else always. What the gate kept out is listed in
+// project skills directories) are read only when in.ProjectTrusted; context files are too
+// when in.GateContextFiles, else always. What the gate kept out is listed in
 // Sources.Untrusted. A project .rein directory that is $REIN_HOME itself is not a project
 // directory (its files load as the global ones). A project file that is a symlink resolving
 // outside the repository root is refused.
 //
 // Load never fails: an unreadable, oversized or invalid file becomes a diagnostic.
 func Load(in Inputs) *Sources {
-	l := &loader{src: &Sources{}}
+	l := &loader{src: &Sources{}, trusted: in.ProjectTrusted}
 	dir := filepath.Clean(in.Dir)
-	home := ""
-	if in.Home != "" {
-		home = filepath.Clean(in.Home)
-		if real, err := filepath.EvalSymlinks(home); err == nil {
-			home = real
-		}
-	}
+	home := realDir(in.Home)
+	l.userHome = realDir(in.UserHome)
 	root := findRoot(dir)
-	l.src.Root = root
+	l.src.Root, l.root = root, root
 	chain := ancestors(root, dir) // outermost first
 
+	if l.userHome != "" {
+		l.contextFile(filepath.Join(l.userHome, ".claude", "CLAUDE.md"), "", true)
+	}
 	if home != "" {
 		l.contextIn(home, "", true)
 	}
@@ -109,14 +134,7 @@ func Load(in Inputs) *Sources {
 	}
 	// isHome reports whether the project directory p is $REIN_HOME (rein run in the parent of
 	// its own home directory).
-	isHome := func(p string) bool {
-		if home == "" {
-			return false
-		}
-		a, errA := os.Stat(p)
-		b, errB := os.Stat(home)
-		return errA == nil && errB == nil && os.SameFile(a, b)
-	}
+	isHome := func(p string) bool { return home != "" && sameFile(p, home) }
 
 	// Nearest first for SYSTEM.md, APPEND_SYSTEM.md and skills.
 	near := make([]string, len(chain))
@@ -151,7 +169,7 @@ func Load(in Inputs) *Sources {
 	}
 
 	for _, d := range near {
-		for _, sub := range []string{filepath.Join(".rein", "skills"), filepath.Join(".agents", "skills")} {
+		for _, sub := range SkillDirNames {
 			p := filepath.Join(d, sub)
 			if !exists(p) || isHome(filepath.Dir(p)) {
 				continue
@@ -160,54 +178,50 @@ func Load(in Inputs) *Sources {
 				l.src.Untrusted = append(l.src.Untrusted, p)
 				continue
 			}
-			l.skillsIn(p, root, 0)
+			l.skillsUnder(p, root)
 		}
 	}
+	var user []string
 	if home != "" {
-		l.skillsIn(filepath.Join(home, "skills"), "", 0)
+		user = append(user, filepath.Join(home, "skills"))
+	}
+	if l.userHome != "" {
+		user = append(user, filepath.Join(l.userHome, ".agents", "skills"), filepath.Join(l.userHome, ".claude", "skills"))
+	}
+	for _, p := range user {
+		if exists(p) && !slices.ContainsFunc(near, func(d string) bool { return within(p, d) }) {
+			l.skillsUnder(p, "")
+		}
 	}
 	return l.src
 }
 
+// realDir is dir cleaned with its symbolic links resolved ("" stays "").
+func realDir(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	dir = filepath.Clean(dir)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	return dir
+}
+
 type loader struct {
-	src    *Sources
-	seen   []os.FileInfo     // the context files loaded, to load none twice
-	names  map[string]string // skill name → SKILL.md path
-	capped bool
+	src *Sources
+	// root is the project root; userHome the user's home directory ("" when unknown);
+	// trusted says the project is trusted.
+	root, userHome string
+	trusted        bool
+	seen           []os.FileInfo     // the context files loaded, to load none twice
+	names          map[string]string // skill name → SKILL.md path
+	capped         bool
+	dirs           int // directories looked at below the current skills directory
 }
 
 func (l *loader) diag(format string, args ...any) {
 	l.src.Diagnostics = append(l.src.Diagnostics, fmt.Sprintf(format, args...))
-}
-
-// contextIn loads the first context file present in dir. A non-empty limit is the directory
-// the file must resolve inside. Without trusted, the file is only listed as untrusted.
-func (l *loader) contextIn(dir, limit string, trusted bool) {
-	for _, name := range ContextFileNames {
-		p := filepath.Join(dir, name)
-		if !exists(p) {
-			continue
-		}
-		if !trusted {
-			l.src.Untrusted = append(l.src.Untrusted, p)
-			return
-		}
-		fi, err := os.Stat(p)
-		if err == nil {
-			for _, prev := range l.seen {
-				if os.SameFile(prev, fi) {
-					return
-				}
-			}
-		}
-		if f, ok := l.read(p, limit); ok {
-			if fi != nil {
-				l.seen = append(l.seen, fi)
-			}
-			l.src.Context = append(l.src.Context, *f)
-		}
-		return
-	}
 }
 
 // read reads the file at p, bounded by MaxFileBytes; problems become diagnostics.
@@ -238,8 +252,16 @@ func (l *loader) read(p, limit string) (*File, bool) {
 	return f, true
 }
 
+// skillsUnder indexes the skills below the skills directory dir (see skillsIn).
+func (l *loader) skillsUnder(dir, limit string) {
+	l.dirs = 0
+	l.skillsIn(dir, limit, 0)
+}
+
 // skillsIn indexes the skills below dir: each directory holding a SKILL.md is a skill (its own
-// subdirectories are its resources); other directories are searched down to maxSkillDepth.
+// subdirectories are its resources); other directories are searched down to maxSkillDepth
+// (.git and node_modules are not). Every file or directory passed over that looks like a
+// skill gets a diagnostic.
 func (l *loader) skillsIn(dir, limit string, depth int) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -250,17 +272,37 @@ func (l *loader) skillsIn(dir, limit string, depth int) {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if strings.HasPrefix(name, ".") {
+		p := filepath.Join(dir, name)
+		if strings.HasPrefix(name, ".") || name == "node_modules" {
 			continue
 		}
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+		fi, err := os.Stat(p)
+		if err != nil {
+			l.diag("%s: skipped: %v", p, err)
+			continue
+		}
+		if !fi.IsDir() {
+			if depth == 0 && strings.EqualFold(filepath.Ext(name), ".md") && !isDocFile(name) {
+				l.diag("%s: skipped: a skill is a directory holding a SKILL.md; move this file to %s", p, filepath.Join(dir, strings.TrimSuffix(name, filepath.Ext(name)), "SKILL.md"))
+			}
 			continue
 		}
 		manifest := filepath.Join(p, "SKILL.md")
 		if !exists(manifest) {
+			if odd := oddManifest(p); odd != "" {
+				l.diag("%s: skipped: the file must be named SKILL.md (capitals)", odd)
+				continue
+			}
+			if l.dirs++; l.dirs > maxSkillDirs {
+				if l.dirs == maxSkillDirs+1 {
+					l.diag("%s: not searched: more than %d directories below this skills directory", p, maxSkillDirs)
+				}
+				continue
+			}
 			if depth+1 < maxSkillDepth {
 				l.skillsIn(p, limit, depth+1)
+			} else if hasSubdir(p) {
+				l.diag("%s: not searched: skills are looked for at most %d levels below a skills directory", p, maxSkillDepth)
 			}
 			continue
 		}
@@ -275,6 +317,41 @@ func (l *loader) skillsIn(dir, limit string, depth int) {
 	}
 }
 
+// isDocFile reports whether name is a file a skills collection usually holds beside its
+// skills (a README, a licence, a changelog).
+func isDocFile(name string) bool {
+	base := strings.ToUpper(strings.TrimSuffix(name, filepath.Ext(name)))
+	for _, d := range []string{"README", "LICENSE", "LICENCE", "CHANGELOG", "CONTRIBUTING", "AGENTS", "CLAUDE", "SECURITY", "NOTICE", "CODE_OF_CONDUCT"} {
+		if base == d {
+			return true
+		}
+	}
+	return false
+}
+
+// oddManifest returns the path of a skill manifest in dir spelt in another case (skill.md),
+// or "".
+func oddManifest(dir string) string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		if !e.IsDir() && strings.EqualFold(e.Name(), "SKILL.md") {
+			return filepath.Join(dir, e.Name())
+		}
+	}
+	return ""
+}
+
+func hasSubdir(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.IsDir() && !strings.HasPrefix(e.Name(), ".") })
+}
+
 func (l *loader) skill(p, limit string) {
 	if limit != "" {
 		if err := inside(p, limit); err != nil {
@@ -287,12 +364,17 @@ func (l *loader) skill(p, limit string) {
 		l.diag("%s: skill skipped: %v", p, err)
 		return
 	}
-	s, err := ParseSkill(filepath.Base(filepath.Dir(p)), []byte(normalize(data)))
+	s, warns, err := ParseSkill(filepath.Base(filepath.Dir(p)), []byte(normalize(data)))
 	if err != nil {
 		l.diag("%s: skill skipped: %v", p, err)
 		return
 	}
-	s.Path = p
+	for _, w := range warns {
+		l.diag("%s: skill loaded with a warning: %s", p, w)
+	}
+	s.Body = ""
+	s.Dir = realDir(filepath.Dir(p))
+	s.Path = filepath.Join(s.Dir, "SKILL.md")
 	if l.names == nil {
 		l.names = map[string]string{}
 	}
@@ -302,6 +384,21 @@ func (l *loader) skill(p, limit string) {
 	}
 	l.names[s.Name] = p
 	l.src.Skills = append(l.src.Skills, s)
+}
+
+// ReadSkillBody reads the SKILL.md at path and returns the skill with its Body (the text
+// after the frontmatter), as a user invocation sends it.
+func ReadSkillBody(path string) (Skill, error) {
+	data, _, err := readBounded(path, MaxFileBytes)
+	if err != nil {
+		return Skill{}, err
+	}
+	s, _, err := ParseSkill(filepath.Base(filepath.Dir(path)), []byte(normalize(data)))
+	if err != nil {
+		return Skill{}, err
+	}
+	s.Path, s.Dir = path, filepath.Dir(path)
+	return s, nil
 }
 
 // ProjectRoot returns the project directory of a run in dir: the nearest directory at or

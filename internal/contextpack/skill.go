@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -17,71 +18,142 @@ const (
 	MaxSkillCompatibility = 500
 )
 
-// skillFrontmatter holds the fields of the Agent Skills format that rein checks. Other fields
-// (license, metadata, allowed-tools, and fields other agents add) are allowed and ignored.
+// skillFrontmatter holds the fields of the Agent Skills format that rein reads. Other fields
+// (license, metadata, and fields other agents add) are allowed and ignored.
 type skillFrontmatter struct {
 	Name          any `yaml:"name"`
 	Description   any `yaml:"description"`
 	Compatibility any `yaml:"compatibility"`
+	AllowedTools  any `yaml:"allowed-tools"`
+	// Claude Code's extensions rein honours.
+	DisableModelInvocation any `yaml:"disable-model-invocation"`
+	UserInvocable          any `yaml:"user-invocable"`
 }
 
 // ParseSkill parses a SKILL.md (already normalized: LF line ends, no BOM) of the skill
-// directory named dirName and validates it against the Agent Skills format:
+// directory named dirName, following the Agent Skills specification and its client
+// guidance: what makes a skill unusable is an error (the skill is skipped); what the guidance
+// says to warn about and load anyway comes back as warnings.
 //
-//   - the file starts with YAML frontmatter between two "---" lines;
-//   - name: 1 to 64 characters, lowercase ASCII letters, digits and hyphens, neither starting
-//     nor ending with a hyphen, no "--", and equal to dirName;
-//   - description: a non-empty string of at most 1024 characters;
-//   - compatibility, when present: a string of at most 500 characters.
+// Errors (skip the skill):
+//   - no YAML frontmatter between two "---" lines at the start of the file;
+//   - frontmatter YAML that does not parse, even after the one fallback the guidance names:
+//     a plain value holding ": " (description: Use when: …) is retried quoted;
+//   - description missing, empty or not a string;
+//   - name, compatibility or allowed-tools of the wrong type.
 //
-// The returned Skill has no Path.
-func ParseSkill(dirName string, data []byte) (Skill, error) {
-	if !bytes.HasPrefix(data, []byte("---\n")) {
-		return Skill{}, errors.New("no YAML frontmatter: the file must start with a --- line")
+// Warnings (load the skill):
+//   - name missing (the directory name is used), not equal to dirName, longer than 64
+//     characters, or outside the format's lowercase letters, digits and single hyphens;
+//   - description longer than 1024 characters, compatibility longer than 500;
+//   - the fallback parse was needed.
+//
+// disable-model-invocation and user-invocable (Claude Code's fields) take true/false and
+// yes/no, on/off, 1/0. allowed-tools is a space-separated string (commas also separate) or a
+// YAML list. The returned Skill has no Path or Dir.
+func ParseSkill(dirName string, data []byte) (Skill, []string, error) {
+	front, body, err := splitFrontmatter(data)
+	if err != nil {
+		return Skill{}, nil, err
 	}
-	body := data[len("---\n"):]
-	end := -1
-	for off := 0; off < len(body); {
-		line, _, _ := bytes.Cut(body[off:], []byte("\n"))
+	var warns []string
+	var fm skillFrontmatter
+	if err := yaml.Unmarshal(front, &fm); err != nil {
+		fixed, changed := quoteColonValues(front)
+		if !changed {
+			return Skill{}, nil, fmt.Errorf("frontmatter: %v", oneLine(err.Error()))
+		}
+		fm = skillFrontmatter{}
+		if err2 := yaml.Unmarshal(fixed, &fm); err2 != nil {
+			return Skill{}, nil, fmt.Errorf("frontmatter: %v (also after quoting values that hold \": \")", oneLine(err.Error()))
+		}
+		warns = append(warns, "frontmatter is not valid YAML (an unquoted value holds \": \"); read with those values quoted: quote them in the file")
+	}
+	s := Skill{Body: string(body), UserInvocable: true}
+	name, err := field("name", fm.Name, false)
+	if err != nil {
+		return Skill{}, nil, err
+	}
+	switch {
+	case name == "":
+		name = dirName
+		warns = append(warns, fmt.Sprintf("name is missing; the directory name %q is used", dirName))
+	case name != dirName:
+		warns = append(warns, fmt.Sprintf("name %q differs from its directory name %q", name, dirName))
+	}
+	if err := ValidSkillName(name); err != nil {
+		warns = append(warns, err.Error())
+	}
+	s.Name = name
+	desc, err := field("description", fm.Description, true)
+	if err != nil {
+		return Skill{}, nil, err
+	}
+	if strings.TrimSpace(desc) == "" {
+		return Skill{}, nil, errors.New("description is empty")
+	}
+	if n := utf8.RuneCountInString(desc); n > MaxSkillDescription {
+		warns = append(warns, fmt.Sprintf("description has %d characters, more than %d; the index shows the first %d", n, MaxSkillDescription, MaxSkillDescription))
+		desc = string([]rune(desc)[:MaxSkillDescription]) + "…"
+	}
+	s.Description = desc
+	if c, err := field("compatibility", fm.Compatibility, false); err != nil {
+		return Skill{}, nil, err
+	} else if n := utf8.RuneCountInString(c); n > MaxSkillCompatibility {
+		warns = append(warns, fmt.Sprintf("compatibility has %d characters, more than %d", n, MaxSkillCompatibility))
+	}
+	if s.AllowedTools, err = toolList(fm.AllowedTools); err != nil {
+		return Skill{}, nil, err
+	}
+	var ok bool
+	if s.DisableModelInvocation, ok = yamlBool(fm.DisableModelInvocation, false); !ok {
+		warns = append(warns, fmt.Sprintf("disable-model-invocation %v is not a boolean; false is used", fm.DisableModelInvocation))
+	}
+	if s.UserInvocable, ok = yamlBool(fm.UserInvocable, true); !ok {
+		warns = append(warns, fmt.Sprintf("user-invocable %v is not a boolean; true is used", fm.UserInvocable))
+	}
+	return s, warns, nil
+}
+
+// splitFrontmatter returns the YAML between the opening and closing "---" lines, and the
+// body after them.
+func splitFrontmatter(data []byte) (front, body []byte, err error) {
+	if !bytes.HasPrefix(data, []byte("---\n")) {
+		return nil, nil, errors.New("no YAML frontmatter: the file must start with a --- line")
+	}
+	rest := data[len("---\n"):]
+	for off := 0; off < len(rest); {
+		line, _, _ := bytes.Cut(rest[off:], []byte("\n"))
 		if string(bytes.TrimRight(line, " \t")) == "---" {
-			end = off
-			break
+			body = rest[min(len(rest), off+len(line)+1):]
+			return rest[:off], body, nil
 		}
 		off += len(line) + 1
 	}
-	if end < 0 {
-		return Skill{}, errors.New("the frontmatter has no closing --- line")
+	return nil, nil, errors.New("the frontmatter has no closing --- line")
+}
+
+// plainKeyValue is a top-level "key: value" line whose value is a plain (unquoted, not
+// block, not flow) scalar.
+var plainKeyValue = regexp.MustCompile(`^([A-Za-z0-9_-]+):[ \t]+([^ \t"'|>\[{&*!#%@` + "`" + `].*)$`)
+
+// quoteColonValues is the fallback the client guidance names: every top-level plain value
+// holding ": " (which YAML reads as a nested mapping) is written as a double-quoted string.
+// It reports whether it changed anything.
+func quoteColonValues(front []byte) ([]byte, bool) {
+	lines := strings.Split(string(front), "\n")
+	changed := false
+	for i, l := range lines {
+		m := plainKeyValue.FindStringSubmatch(l)
+		if m == nil || !strings.Contains(m[2], ": ") {
+			continue
+		}
+		v := strings.TrimRight(m[2], " \t")
+		v = strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), `"`, `\"`)
+		lines[i] = m[1] + `: "` + v + `"`
+		changed = true
 	}
-	var fm skillFrontmatter
-	if err := yaml.Unmarshal(body[:end], &fm); err != nil {
-		return Skill{}, fmt.Errorf("frontmatter: %v", oneLine(err.Error()))
-	}
-	name, err := field("name", fm.Name, true)
-	if err != nil {
-		return Skill{}, err
-	}
-	if err := ValidSkillName(name); err != nil {
-		return Skill{}, err
-	}
-	if name != dirName {
-		return Skill{}, fmt.Errorf("name %q differs from its directory name %q", name, dirName)
-	}
-	desc, err := field("description", fm.Description, true)
-	if err != nil {
-		return Skill{}, err
-	}
-	if strings.TrimSpace(desc) == "" {
-		return Skill{}, errors.New("description is empty")
-	}
-	if n := utf8.RuneCountInString(desc); n > MaxSkillDescription {
-		return Skill{}, fmt.Errorf("description has %d characters, more than %d", n, MaxSkillDescription)
-	}
-	if c, err := field("compatibility", fm.Compatibility, false); err != nil {
-		return Skill{}, err
-	} else if n := utf8.RuneCountInString(c); n > MaxSkillCompatibility {
-		return Skill{}, fmt.Errorf("compatibility has %d characters, more than %d", n, MaxSkillCompatibility)
-	}
-	return Skill{Name: name, Description: desc}, nil
+	return []byte(strings.Join(lines, "\n")), changed
 }
 
 // field returns a frontmatter value that must be a string.
@@ -97,6 +169,78 @@ func field(name string, v any, required bool) (string, error) {
 	default:
 		return "", fmt.Errorf("%s must be a string, not %T", name, v)
 	}
+}
+
+// toolList reads allowed-tools: a string of entries separated by spaces or commas (spaces
+// inside parentheses belong to the entry: "Bash(git add:*)"), or a list of strings.
+func toolList(v any) ([]string, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return splitTools(v), nil
+	case []any:
+		var out []string
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("allowed-tools entries must be strings, not %T", e)
+			}
+			out = append(out, splitTools(s)...)
+		}
+		return out, nil
+	default:
+		return nil, fmt.Errorf("allowed-tools must be a string or a list of strings, not %T", v)
+	}
+}
+
+func splitTools(s string) []string {
+	var out []string
+	var cur strings.Builder
+	depth := 0
+	flush := func() {
+		if t := strings.TrimSpace(cur.String()); t != "" {
+			out = append(out, t)
+		}
+		cur.Reset()
+	}
+	for _, r := range s {
+		switch {
+		case r == '(':
+			depth++
+		case r == ')' && depth > 0:
+			depth--
+		case depth == 0 && (r == ' ' || r == '\t' || r == ',' || r == '\n'):
+			flush()
+			continue
+		}
+		cur.WriteRune(r)
+	}
+	flush()
+	return out
+}
+
+// yamlBool reads a boolean field: YAML booleans, and the strings yes/no, on/off, 1/0,
+// true/false in any case. ok is false for anything else (def is returned).
+func yamlBool(v any, def bool) (value, ok bool) {
+	switch v := v.(type) {
+	case nil:
+		return def, true
+	case bool:
+		return v, true
+	case int:
+		if v == 0 || v == 1 {
+			return v == 1, true
+		}
+	case string:
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "true", "yes", "on", "1":
+			return true, true
+		case "false", "no", "off", "0":
+			return false, true
+		}
+	}
+	return def, false
 }
 
 // ValidSkillName checks a skill name against the Agent Skills format.

@@ -13,50 +13,84 @@ func TestParseSkill(t *testing.T) {
 	name64 := strings.Repeat("a", 64)
 	desc1024 := strings.Repeat("é", 1024) // characters, not bytes
 	for _, tc := range []struct {
-		name    string
-		dir     string
-		data    []byte
-		wantErr string
+		name     string
+		dir      string
+		data     []byte
+		wantName string // default: dir
+		wantWarn string // a warning containing it (the skill loads)
+		wantErr  string // an error containing it (the skill is skipped)
 	}{
 		{name: "minimal", dir: "pdf", data: []byte("---\nname: pdf\ndescription: Read PDFs.\n---\n")},
 		{name: "optional fields", dir: "pdf", data: []byte("---\nname: pdf\ndescription: Read PDFs.\nlicense: MIT\nmetadata:\n  version: \"1\"\nallowed-tools: Read\ncompatibility: needs poppler\nx-other: ignored\n---\n")},
 		{name: "name of 64", dir: name64, data: mustFront(name64, "d")},
-		{name: "name of 65", dir: name64 + "a", data: mustFront(name64+"a", "d"), wantErr: "65 characters, more than 64"},
+		{name: "name of 65", dir: name64 + "a", data: mustFront(name64+"a", "d"), wantWarn: "65 characters, more than 64"},
 		{name: "description of 1024 characters", dir: "d", data: mustFront("d", desc1024)},
-		{name: "description of 1025 characters", dir: "d", data: mustFront("d", desc1024+"x"), wantErr: "1025 characters, more than 1024"},
+		{name: "description of 1025 characters", dir: "d", data: mustFront("d", desc1024+"x"), wantWarn: "1025 characters, more than 1024"},
 		{name: "digits and hyphens", dir: "a1-b2", data: mustFront("a1-b2", "d")},
-		{name: "upper case", dir: "Pdf", data: mustFront("Pdf", "d"), wantErr: "lowercase letters"},
-		{name: "underscore", dir: "a_b", data: mustFront("a_b", "d"), wantErr: "lowercase letters"},
-		{name: "non-ASCII", dir: "café", data: mustFront("café", "d"), wantErr: "lowercase letters"},
-		{name: "leading hyphen", dir: "-a", data: mustFront("-a", "d"), wantErr: "starts or ends with a hyphen"},
-		{name: "trailing hyphen", dir: "a-", data: mustFront("a-", "d"), wantErr: "starts or ends with a hyphen"},
-		{name: "double hyphen", dir: "a--b", data: mustFront("a--b", "d"), wantErr: "consecutive hyphens"},
-		{name: "dir mismatch", dir: "b", data: mustFront("a", "d"), wantErr: `differs from its directory name "b"`},
+		{name: "upper case and spaces", dir: "hook-development", data: mustFront("Hook Development", "d"), wantName: "Hook Development", wantWarn: "lowercase letters"},
+		{name: "underscore", dir: "a_b", data: mustFront("a_b", "d"), wantWarn: "lowercase letters"},
+		{name: "leading hyphen", dir: "-a", data: mustFront("-a", "d"), wantWarn: "starts or ends with a hyphen"},
+		{name: "double hyphen", dir: "a--b", data: mustFront("a--b", "d"), wantWarn: "consecutive hyphens"},
+		{name: "dir mismatch", dir: "composition-patterns", data: mustFront("vercel-composition-patterns", "d"), wantName: "vercel-composition-patterns", wantWarn: `differs from its directory name "composition-patterns"`},
+		{name: "no name", dir: "a", data: []byte("---\ndescription: d\n---\n"), wantWarn: "name is missing"},
+		{name: "unquoted colon", dir: "a", data: []byte("---\nname: a\ndescription: Use when: the user asks about PDFs\n---\n"), wantWarn: "quoted"},
+		{name: "block scalar", dir: "a", data: []byte("---\nname: a\ndescription: |-\n  Line one: with a colon.\n  Line two.\n---\n")},
 		{name: "empty description", dir: "a", data: []byte("---\nname: a\ndescription: \"  \"\n---\n"), wantErr: "description is empty"},
 		{name: "no description", dir: "a", data: []byte("---\nname: a\n---\n"), wantErr: "description is missing"},
-		{name: "no name", dir: "a", data: []byte("---\ndescription: d\n---\n"), wantErr: "name is missing"},
 		{name: "list description", dir: "a", data: []byte("---\nname: a\ndescription: [x]\n---\n"), wantErr: "description must be a string"},
 		{name: "no frontmatter", dir: "a", data: []byte("# a\n"), wantErr: "no YAML frontmatter"},
 		{name: "unclosed", dir: "a", data: []byte("---\nname: a\n"), wantErr: "no closing --- line"},
 		{name: "bad yaml", dir: "a", data: []byte("---\nname: [\n---\n"), wantErr: "frontmatter: yaml"},
-		{name: "long compatibility", dir: "a", data: []byte("---\nname: a\ndescription: d\ncompatibility: " + strings.Repeat("c", 501) + "\n---\n"), wantErr: "compatibility has 501 characters"},
+		{name: "long compatibility", dir: "a", data: []byte("---\nname: a\ndescription: d\ncompatibility: " + strings.Repeat("c", 501) + "\n---\n"), wantWarn: "compatibility has 501 characters"},
+		{name: "bad allowed-tools", dir: "a", data: []byte("---\nname: a\ndescription: d\nallowed-tools: {x: 1}\n---\n"), wantErr: "allowed-tools must be"},
+		{name: "bad boolean", dir: "a", data: []byte("---\nname: a\ndescription: d\ndisable-model-invocation: maybe\n---\n"), wantWarn: "not a boolean"},
 		{name: "closing line with trailing spaces", dir: "a", data: []byte("---\nname: a\ndescription: d\n---  \n")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := contextpack.ParseSkill(tc.dir, tc.data)
-			if tc.wantErr == "" {
-				if err != nil {
-					t.Fatalf("ParseSkill: %v", err)
-				}
-				if s.Name != tc.dir {
-					t.Errorf("name %q, want %q", s.Name, tc.dir)
+			s, warns, err := contextpack.ParseSkill(tc.dir, tc.data)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+			if err != nil {
+				t.Fatalf("ParseSkill: %v", err)
+			}
+			want := tc.wantName
+			if want == "" {
+				want = tc.dir
+			}
+			if s.Name != want {
+				t.Errorf("name %q, want %q", s.Name, want)
+			}
+			got := strings.Join(warns, "; ")
+			if tc.wantWarn == "" && got != "" || !strings.Contains(got, tc.wantWarn) {
+				t.Errorf("warnings %q, want %q", got, tc.wantWarn)
 			}
 		})
+	}
+}
+
+// TestParseSkillFields: the fields rein honours beyond name and description.
+func TestParseSkillFields(t *testing.T) {
+	data := []byte("---\nname: commit\ndescription: Commit staged work.\nallowed-tools: Bash(git add:*) Bash(git status:*), Read\ndisable-model-invocation: yes\nuser-invocable: false\n---\n\nRun git status.\n")
+	s, warns, err := contextpack.ParseSkill("commit", data)
+	if err != nil || len(warns) > 0 {
+		t.Fatalf("ParseSkill: %v %v", err, warns)
+	}
+	if got := strings.Join(s.AllowedTools, "|"); got != "Bash(git add:*)|Bash(git status:*)|Read" {
+		t.Errorf("allowed-tools %q", got)
+	}
+	if !s.DisableModelInvocation || s.UserInvocable {
+		t.Errorf("disable-model-invocation %v, user-invocable %v", s.DisableModelInvocation, s.UserInvocable)
+	}
+	if s.Body != "\nRun git status.\n" {
+		t.Errorf("body %q", s.Body)
+	}
+	list, _, err := contextpack.ParseSkill("x", []byte("---\nname: x\ndescription: d\nallowed-tools:\n  - Read\n  - Grep\n---\n"))
+	if err != nil || strings.Join(list.AllowedTools, " ") != "Read Grep" || list.DisableModelInvocation || !list.UserInvocable {
+		t.Errorf("list form: %+v %v", list, err)
 	}
 }
 

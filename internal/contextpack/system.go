@@ -22,6 +22,12 @@ type Inputs struct {
 	// Home is $REIN_HOME, for the global context file, SYSTEM.md, APPEND_SYSTEM.md and skills;
 	// "" reads nothing global.
 	Home string
+	// UserHome is the user's home directory, for ~/.claude/CLAUDE.md, ~/.agents/skills,
+	// ~/.claude/skills and "~/" in imports; "" reads none of them.
+	UserHome string
+	// Hidden are absolute paths the bash tool's sandbox hides (nil without a sandbox): a skill
+	// below one is listed only when the read tool is offered.
+	Hidden []string
 	// Tools are the tools offered, in order.
 	Tools []ToolLine
 	// Date is shown as YYYY-MM-DD.
@@ -51,6 +57,8 @@ type Section struct {
 	// Source is the file the text comes from, a tool name or a message role; "" for text rein
 	// writes itself.
 	Source string `json:"source,omitempty"`
+	// ImportedBy is the context file that imported Source with @path ("" when none did).
+	ImportedBy string `json:"importedBy,omitempty"`
 	// Text is the exact text the section contributes.
 	Text   string `json:"-"`
 	Bytes  int    `json:"bytes"`
@@ -66,6 +74,12 @@ type Assembly struct {
 	Untrusted []string
 	// Estimator names how Tokens were estimated; "" when they were not.
 	Estimator string
+	// Skills are the skills loaded: those in the index, those kept out of it by
+	// disable-model-invocation (the user may invoke them), in discovery order.
+	Skills []Skill
+	// SkillDirs are the directories of Skills that lie outside the working directory
+	// (symbolic links resolved): the read tool reads them, and a sandbox shows them, read-only.
+	SkillDirs []string
 }
 
 // Build loads the sources of in and assembles them: Assemble(in, Load(in), est).
@@ -86,16 +100,22 @@ func Build(in Inputs, est Estimator) *Assembly { return Assemble(in, Load(in), e
 // listed only if a tool offered can read its SKILL.md: read for files inside the working
 // directory, bash for any file; a skill no tool can read is left out with a diagnostic.
 func Assemble(in Inputs, src *Sources, est Estimator) *Assembly {
-	a := &Assembly{Diagnostics: slices.Clone(src.Diagnostics), Untrusted: slices.Clone(src.Untrusted)}
+	a := &Assembly{Diagnostics: slices.Clone(src.Diagnostics), Untrusted: slices.Clone(src.Untrusted), Skills: slices.Clone(src.Skills)}
+	for _, s := range src.Skills {
+		if !within(s.Dir, in.Dir) && !slices.Contains(a.SkillDirs, s.Dir) {
+			a.SkillDirs = append(a.SkillDirs, s.Dir)
+		}
+	}
 	if est != nil {
 		a.Estimator = est.Name()
 	}
-	add := func(name, source, text string) {
+	add := func(name, source, text string) *Section {
 		s := Section{Name: name, Source: source, Text: text, Bytes: len(text)}
 		if est != nil {
 			s.Tokens = est.Tokens(text)
 		}
 		a.Sections = append(a.Sections, s)
+		return &a.Sections[len(a.Sections)-1]
 	}
 	const sep = "\n" // the blank line before every part but the first
 	if src.System != nil {
@@ -111,7 +131,11 @@ func Assemble(in Inputs, src *Sources, est Estimator) *Assembly {
 			"Instructions from the project's context files follow, outermost first; where they disagree, the later, more specific file wins.\n")
 		for i := range src.Context {
 			f := &src.Context[i]
-			add(SectionContext, f.Path, fmt.Sprintf("\n## %s\n\n%s%s", DisplayPath(in.Dir, f.Path), withNewline(f.Text), truncNotice(f)))
+			head := DisplayPath(in.Dir, f.Path)
+			if f.ImportedBy != "" {
+				head += " (imported by " + DisplayPath(in.Dir, f.ImportedBy) + ")"
+			}
+			add(SectionContext, f.Path, fmt.Sprintf("\n## %s\n\n%s%s", head, withNewline(f.Text), truncNotice(f))).ImportedBy = f.ImportedBy
 		}
 	}
 	if skills, how := usableSkills(in, src.Skills, &a.Diagnostics); len(skills) > 0 {
@@ -164,8 +188,11 @@ func defaultPrompt(tools []ToolLine) string {
 	return b.String()
 }
 
-// usableSkills returns the skills some offered tool can read, sorted by name, and how the
-// prompt tells the model to read them.
+// usableSkills returns the skills of the model's index, sorted by name, and how the prompt
+// tells the model to read them. A skill with disable-model-invocation is not in the index. The
+// read tool reads every skill (those outside the working directory through read-only roots);
+// without it, bash prints them, unless the sandbox hides the skill; a skill no offered tool can
+// read is left out with a diagnostic.
 func usableSkills(in Inputs, skills []Skill, diags *[]string) ([]Skill, string) {
 	var hasRead, hasBash bool
 	for _, t := range in.Tools {
@@ -173,26 +200,22 @@ func usableSkills(in Inputs, skills []Skill, diags *[]string) ([]Skill, string) 
 		hasBash = hasBash || t.Name == "bash"
 	}
 	var out []Skill
-	outside := false
 	for _, s := range skills {
-		inDir := within(s.Path, in.Dir)
+		hidden := slices.ContainsFunc(in.Hidden, func(h string) bool { return within(s.Path, h) })
 		switch {
-		case inDir && hasRead, hasBash:
+		case s.DisableModelInvocation:
+		case hasRead, hasBash && !hidden:
 			out = append(out, s)
-			outside = outside || !inDir
-		case inDir:
-			*diags = append(*diags, fmt.Sprintf("%s: skill not listed: neither the read nor the bash tool is offered", s.Path))
+		case hasBash:
+			*diags = append(*diags, fmt.Sprintf("%s: skill not listed: the sandbox hides it from bash and the read tool is not offered", s.Path))
 		default:
-			*diags = append(*diags, fmt.Sprintf("%s: skill not listed: it is outside the working directory and the bash tool is not offered", s.Path))
+			*diags = append(*diags, fmt.Sprintf("%s: skill not listed: neither the read nor the bash tool is offered", s.Path))
 		}
 	}
 	slices.SortFunc(out, func(a, b Skill) int { return strings.Compare(a.Name, b.Name) })
 	how := "read its SKILL.md with the read tool"
-	switch {
-	case !hasRead:
+	if !hasRead {
 		how = "print its SKILL.md with bash (cat PATH)"
-	case outside:
-		how = "read its SKILL.md with the read tool (with bash, cat PATH, for a file outside the working directory)"
 	}
 	return out, how
 }

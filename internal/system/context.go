@@ -43,7 +43,8 @@ func openProject(o Options, global Settings, dir string, tools *tool.Set, est co
 	for _, s := range tools.Specs() {
 		lines = append(lines, contextpack.ToolLine{Name: s.Name, Snippet: s.Snippet})
 	}
-	in := contextpack.Inputs{Dir: dir, Home: o.Home, Tools: lines, Date: o.Now(), GateContextFiles: global.gateContextFiles()}
+	in := contextpack.Inputs{Dir: dir, Home: o.Home, UserHome: userHomeDir(), Tools: lines, Date: o.Now(),
+		GateContextFiles: global.gateContextFiles(), Hidden: sandboxHidden(o)}
 	pt, decided, err := decideTrust(o, global, dir, root, guardedFiles(o.Home, global, dir, root, o.SystemPrompt != ""))
 	if err != nil {
 		return nil, err
@@ -127,8 +128,11 @@ type Context struct {
 	Estimator string
 	// Trusted says whether the project's own rein resources load (see the trust gate).
 	Trusted bool
-	System  *contextpack.Assembly
-	Tools   []llm.ToolSpec
+	// Skill names the skill the prompt invokes with /NAME ("" when it invokes none): the
+	// prompt shown is the skill's.
+	Skill  string
+	System *contextpack.Assembly
+	Tools  []llm.ToolSpec
 	// History is the conversation continued, as adapters send it (healed); Prompt is the new
 	// user message, nil when a session is continued without one.
 	History []llm.Message
@@ -218,6 +222,14 @@ func Inspect(o Options, prompt string) (*Context, error) {
 	c.History = llm.Heal(history)
 	if prompt != "" {
 		m := llm.UserText(prompt)
+		if s, args, ok := invokedSkill(pr.asm.Skills, prompt); ok {
+			text, err := expandSkill(s, args)
+			if err != nil {
+				return nil, err
+			}
+			m = llm.UserText(text)
+			c.Skill = s.Name
+		}
 		c.Prompt = &m
 	}
 

@@ -96,7 +96,7 @@ func (g *permissionGate) approved(ctx context.Context, name string, args json.Ra
 // touch $REIN_HOME (settings, trust decisions, sessions) or the project's .git and .rein when
 // the workspace is below the project root, and nothing may read $REIN_HOME (credentials,
 // trust decisions, sessions), wherever it lies — except the bash tool's full-output files
-// in a session's directory.
+// in a session's directory and the skills in $REIN_HOME/skills.
 func newPolicy(rules policy.Rules, dir, root, home string) (*policy.Policy, error) {
 	protected := append([]string(nil), pathrule.DefaultProtected...)
 	for _, p := range []string{home, filepath.Join(root, ".git"), filepath.Join(root, ".rein")} {
@@ -109,8 +109,8 @@ func newPolicy(rules policy.Rules, dir, root, home string) (*policy.Policy, erro
 		h := pathrule.EscapeGlob(filepath.ToSlash(home))
 		readProtected = []string{h}
 		// The bash tool spills full outputs into the session's directory and tells the
-		// model to read them there.
-		readExempt = []string{h + "/sessions/*/*/rein-bash-*.log"}
+		// model to read them there; the skills index lists $REIN_HOME/skills.
+		readExempt = []string{h + "/sessions/*/*/rein-bash-*.log", h + "/skills"}
 	}
 	pol, err := policy.New(policy.Config{Rules: rules, Dir: dir, Protected: protected, ReadProtected: readProtected, ReadExempt: readExempt})
 	if err != nil {

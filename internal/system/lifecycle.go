@@ -69,7 +69,18 @@ func (rt *Runtime) recover(ctx context.Context) error {
 // the function that runs it and ends it with its status. Nothing of the run happens before
 // Begin returns; an error means no run was opened. Continuing a session whose pending model
 // call gave up (see session.Session.GaveUp) is refused with that call's *llm.Error.
+//
+// A prompt starting with "/NAME" that names a skill the user may invoke is sent as that
+// skill's instructions, and the skill is active for the run (see skillcall.go).
 func (rt *Runtime) Begin(prompt *llm.Message) (func(context.Context) (*kernel.Outcome, error), error) {
+	var skill *skillRun
+	if prompt != nil {
+		p, run, err := rt.invoke(*prompt)
+		if err != nil {
+			return nil, err
+		}
+		prompt, skill = &p, run
+	}
 	s := rt.Session
 	if prompt == nil && s != nil {
 		// A model call that used its recorded attempts stays given up: continuing reports it
@@ -86,7 +97,11 @@ func (rt *Runtime) Begin(prompt *llm.Message) (func(context.Context) (*kernel.Ou
 			return nil, err
 		}
 	}
-	return func(ctx context.Context) (*kernel.Outcome, error) { return rt.execute(ctx, prompt) }, nil
+	return func(ctx context.Context) (*kernel.Outcome, error) {
+		rt.active.set(skill)
+		defer rt.active.set(nil)
+		return rt.execute(ctx, prompt)
+	}, nil
 }
 
 // execute runs a begun run and ends it.

@@ -178,6 +178,13 @@ type Runtime struct {
 	// masks are the absolute paths the sandbox keeps unreadable (see readMasks); set once
 	// the permission rules are known.
 	masks []string
+	// skillDirs are the skill directories outside the workspace: the read tool's read-only
+	// roots, shown read-only in the sandbox (see openSkillDirs).
+	skillDirs []string
+	// skills are the loaded skills a user may invoke with /NAME; active is the one invoked
+	// by the run in progress (see skillcall.go).
+	skills []contextpack.Skill
+	active activeSkill
 	// guard checks the session against its anchor and its ledger file's identity, and
 	// anchors it (nil without a session, or on a test filesystem); discarded says a failed
 	// Build is releasing the Runtime, which anchors nothing.
@@ -325,6 +332,7 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 		return err
 	}
 	rt.System, rt.Trusted = pr.asm, pr.trust.trusted
+	rt.openSkillDirs(pr.asm)
 	pol, err := newPolicy(pr.settings.Permissions, rt.Workspace.Dir, pr.trust.root, o.Home)
 	if err != nil {
 		return err
@@ -356,7 +364,7 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 	agent, err := kernel.New(kernel.Config{
 		Model:          model,
 		Tools:          rt.Tools,
-		Gate:           &permissionGate{policy: pol, confirm: o.Confirm, approve: o.Approve},
+		Gate:           &skillGate{rt: rt, next: &permissionGate{policy: pol, confirm: o.Confirm, approve: o.Approve}},
 		Hooks:          agentHooks,
 		Recorder:       rec,
 		System:         rt.System.Prompt,
@@ -728,7 +736,7 @@ func missingKey(provider string) error {
 func buildTools(rt *Runtime, plan *newSession, o Options, journal *proc.Journal) (*tool.Set, error) {
 	ws := rt.Workspace
 	ws.Protected = workspaceProtected(o)
-	sb, err := openSandbox(o, ws, rt.masks)
+	sb, err := openSandbox(o, ws, rt.masks, rt.skillDirs)
 	if err != nil {
 		return nil, err
 	}
@@ -797,23 +805,29 @@ func checkScope(s agentspec.ReadScope, set *tool.Set) error {
 
 // guardTools makes the read scope and the permission rules hold for every path the tools
 // reach: the workspace's Guard judges each file the file tools and grep open or list, and with
-// --sandbox and read rules that deny paths, the tools are built again on a sandbox that
-// masks those paths (the first build, before the rules were known, only checked that a
-// sandbox can be built).
+// --sandbox and read rules that deny paths, or skill directories outside the workspace, the
+// tools are built again on a sandbox that masks those paths and shows those directories
+// read-only (the first build, before the rules and the skills were known, only checked that
+// a sandbox can be built).
 func guardTools(rt *Runtime, plan *newSession, o Options, pol *policy.Policy) error {
 	guard, err := newScopeGuard(o.Reads, pathGuard{policy: pol})
 	if err != nil {
 		return err
 	}
 	rt.Workspace.Guard = guard
-	if !o.Sandbox || o.NoTools || !pol.DeniesReads() {
+	if !o.Sandbox || o.NoTools {
 		return nil
 	}
-	masks, err := readMasks(pol, rt.Workspace.Dir)
-	if err != nil || len(masks) == 0 {
-		return err
+	if pol.DeniesReads() {
+		masks, err := readMasks(pol, rt.Workspace.Dir)
+		if err != nil {
+			return err
+		}
+		rt.masks = masks
 	}
-	rt.masks = masks
+	if len(rt.masks) == 0 && len(rt.skillDirs) == 0 {
+		return nil
+	}
 	rt.Tools, err = buildTools(rt, plan, o, rt.journal)
 	return err
 }

@@ -3,6 +3,7 @@ package system
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,13 +17,36 @@ import (
 // openSandbox builds and checks the OS sandbox of a run with Options.Sandbox set (nil
 // otherwise). The workspace is the only writable directory; $REIN_HOME, and a session
 // directory given by path, stay hidden when they lie inside it, and masks (see readMasks)
-// cannot be read. Besides sandbox.DefaultProtect, what the repository's git configuration
+// cannot be read; readOnly (the skill directories outside the workspace) are visible
+// read-only. Besides sandbox.DefaultProtect, what the repository's git configuration
 // names inside the workspace (gitProtected) is protected. Without a working bwrap the
 // run stops with ErrConfig (exit 2) and a message naming the package to install: commands
 // are never run unsandboxed instead.
-func openSandbox(o Options, ws *tool.Workspace, masks []string) (*sandbox.Sandbox, error) {
+func openSandbox(o Options, ws *tool.Workspace, masks, readOnly []string) (*sandbox.Sandbox, error) {
 	if !o.Sandbox {
 		return nil, nil
+	}
+	hide := sandboxHidden(o)
+	nested, err := nestedProtected(ws.Dir)
+	if err != nil {
+		return nil, err
+	}
+	protect := slices.Concat(sandbox.DefaultProtect, gitProtected(ws.Dir), nested)
+	sb, err := sandbox.New(sandbox.Config{Workspace: ws.Dir, ReadOnly: readOnly, Hide: hide, Mask: masks, Protect: protect})
+	if err == nil {
+		err = sb.Check(context.Background())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: --sandbox: %w", ErrConfig, err)
+	}
+	return sb, nil
+}
+
+// sandboxHidden lists what the sandbox of a run of o hides (nil without --sandbox):
+// $REIN_HOME, and a session directory given by path.
+func sandboxHidden(o Options) []string {
+	if !o.Sandbox {
+		return nil
 	}
 	var hide []string
 	if o.Home != "" {
@@ -35,19 +59,17 @@ func openSandbox(o Options, ws *tool.Workspace, masks []string) (*sandbox.Sandbo
 			hide = append(hide, d)
 		}
 	}
-	nested, err := nestedProtected(ws.Dir)
-	if err != nil {
-		return nil, err
+	return hide
+}
+
+// userHomeDir is the user's home directory, for Claude Code's and other agents' files
+// (~/.claude/CLAUDE.md, ~/.agents/skills, ~/.claude/skills); "" when unknown.
+func userHomeDir() string {
+	h, err := os.UserHomeDir()
+	if err != nil || !filepath.IsAbs(h) {
+		return ""
 	}
-	protect := slices.Concat(sandbox.DefaultProtect, gitProtected(ws.Dir), nested)
-	sb, err := sandbox.New(sandbox.Config{Workspace: ws.Dir, Hide: hide, Mask: masks, Protect: protect})
-	if err == nil {
-		err = sb.Check(context.Background())
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: --sandbox: %w", ErrConfig, err)
-	}
-	return sb, nil
+	return h
 }
 
 // workspaceProtected is the list of paths the file tools refuse to write: their default

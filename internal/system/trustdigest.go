@@ -63,7 +63,7 @@ type GuardedFile struct {
 func guardedFiles(home string, global Settings, dir, root string, fixedPrompt bool) []string {
 	var untrusted []string
 	if !fixedPrompt {
-		untrusted = contextpack.Load(contextpack.Inputs{Dir: dir, Home: home, GateContextFiles: global.gateContextFiles()}).Untrusted
+		untrusted = contextpack.Load(contextpack.Inputs{Dir: dir, Home: home, UserHome: userHomeDir(), GateContextFiles: global.gateContextFiles()}).Untrusted
 	}
 	return guarded(root, home, untrusted)
 }

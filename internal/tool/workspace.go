@@ -29,6 +29,68 @@ type Workspace struct {
 	// write, by its real path (see [Guard]). Set it before the tools run; it must not change
 	// while they do. Nil judges nothing beyond confinement and Protected.
 	Guard Guard
+	// ReadOnly are directories outside Dir that the read tool may read, never write, list or
+	// search (the skill directories of the run): each is reached only through its own
+	// [os.Root], so a symbolic link inside one cannot lead out of it. Add them with
+	// [Workspace.AddReadOnly] before the tools run.
+	ReadOnly []ReadRoot
+}
+
+// ReadRoot is one read-only directory of a workspace.
+type ReadRoot struct {
+	// Dir is the absolute, symlink-resolved directory.
+	Dir  string
+	Root *os.Root
+}
+
+// AddReadOnly opens dir (absolute) as a read-only root. A directory inside Dir, or already
+// added, needs none and is skipped.
+func (w *Workspace) AddReadOnly(dir string) error {
+	if !filepath.IsAbs(dir) {
+		return fmt.Errorf("read-only directory %q is not absolute", dir)
+	}
+	dir = filepath.Clean(dir)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	if inside(dir, w.Dir) {
+		return nil
+	}
+	for _, r := range w.ReadOnly {
+		if inside(dir, r.Dir) {
+			return nil
+		}
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("open read-only directory %s: %w", dir, err)
+	}
+	w.ReadOnly = append(w.ReadOnly, ReadRoot{Dir: dir, Root: root})
+	return nil
+}
+
+// ReadRootFor returns the read-only root holding the absolute path p and p relative to it.
+func (w *Workspace) ReadRootFor(p string) (*ReadRoot, string, bool) {
+	if !filepath.IsAbs(p) {
+		return nil, "", false
+	}
+	p = filepath.Clean(p)
+	for i := range w.ReadOnly {
+		r := &w.ReadOnly[i]
+		if inside(p, r.Dir) {
+			rel, err := filepath.Rel(r.Dir, p)
+			if err == nil {
+				return r, rel, true
+			}
+		}
+	}
+	return nil, "", false
+}
+
+// inside reports whether p is dir or lies below it (both clean and absolute).
+func inside(p, dir string) bool {
+	r, err := filepath.Rel(dir, p)
+	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
 }
 
 // Guard judges the paths a tool reaches, beyond confinement: the composition root sets it
@@ -67,8 +129,15 @@ func OpenWorkspace(dir string) (*Workspace, error) {
 	return &Workspace{Dir: abs, Root: root}, nil
 }
 
-// Close releases the root.
-func (w *Workspace) Close() error { return w.Root.Close() }
+// Close releases the root and the read-only roots.
+func (w *Workspace) Close() error {
+	err := w.Root.Close()
+	for _, r := range w.ReadOnly {
+		err = errors.Join(err, r.Root.Close())
+	}
+	w.ReadOnly = nil
+	return err
+}
 
 // Rel turns a path from a model into a clean path relative to the workspace ("." for the
 // workspace itself). A leading "@" is dropped; an absolute path must lie inside Dir; a path

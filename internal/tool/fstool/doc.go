@@ -7,6 +7,13 @@
 // is dropped, special spaces become plain spaces and "~" is expanded (then checked like any
 // absolute path).
 //
+// Read-only roots: read (only read) also reads files in the workspace's read-only
+// directories ([tool.Workspace.ReadOnly], the skill directories outside the workspace), named
+// by an absolute path (or "~/..."). Each is reached only through its own [os.Root], with the
+// same link resolution, regular-file check and Guard (judging the absolute path) as the
+// workspace, so a symbolic link inside a skill directory that leads out of it is refused.
+// write, edit, ls, find and grep never reach them.
+//
 // # Confinement of writes
 //
 // Beyond the root, write and edit refuse

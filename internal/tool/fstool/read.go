@@ -43,7 +43,8 @@ type readTool struct{ ws *tool.Workspace }
 // Read returns the read tool: the text of a file (a line range of it, head-truncated to
 // [tool.MaxLines] lines / [tool.MaxBytes] bytes without cutting a line, with a notice saying
 // how to continue), or an image part for PNG, JPEG, GIF and WebP files. Other binary files are
-// refused. Replay: safe.
+// refused. The file lies in the workspace, or in one of its read-only directories
+// ([tool.Workspace.ReadOnly]: skill directories), named by its absolute path. Replay: safe.
 func Read(ws *tool.Workspace) tool.Tool { return &readTool{ws: ws} }
 
 // readSchema is the JSON Schema of readArgs, written out rather than built by reflection at
@@ -71,11 +72,17 @@ func (t *readTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	if err := json.Unmarshal(call.Args, &a); err != nil {
 		return tool.Result{}, err
 	}
-	rel, err := resolve(t.ws, a.Path)
+	ws := t.ws
+	rel, err := resolve(ws, a.Path)
+	if errors.Is(err, tool.ErrOutsideWorkspace) {
+		if view, vrel, ok := readOnlyView(ws, a.Path); ok {
+			ws, rel, err = view, vrel, nil
+		}
+	}
 	if err != nil {
 		return tool.Result{}, err
 	}
-	f, st, err := openRead(t.ws, rel, a.Path)
+	f, st, err := openRead(ws, rel, a.Path)
 	if err != nil {
 		return tool.Result{}, err
 	}
