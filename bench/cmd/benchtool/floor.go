@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -117,7 +118,10 @@ func (c *floorClient) turn() (string, []floorCall, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	defer res.Body.Close()
+	defer func() {
+		_, _ = io.Copy(io.Discard, res.Body) // to its end, so that the connection is reused
+		res.Body.Close()
+	}()
 	if res.StatusCode != http.StatusOK {
 		return "", nil, fmt.Errorf("floor: HTTP %s", res.Status)
 	}
