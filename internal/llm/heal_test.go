@@ -1,6 +1,9 @@
 package llm
 
 import (
+	"math/rand/v2"
+
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -63,5 +66,47 @@ func TestHeal(t *testing.T) {
 				t.Errorf("Heal modified its input:\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestHealFastPath checks, on random histories, that Heal returns what healing message by
+// message returns, and that a history the fast path passes through is one healing leaves
+// unchanged.
+func TestHealFastPath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ids := []string{"a", "b", "c"}
+	passed := 0
+	for range 20000 {
+		var msgs []Message
+		for range rng.IntN(8) {
+			switch rng.IntN(6) {
+			case 0:
+				msgs = append(msgs, UserText("u"))
+			case 1, 2:
+				m := Message{Role: RoleAssistant, StopReason: StopToolUse}
+				for range rng.IntN(3) {
+					m.Content = append(m.Content, Call(ids[rng.IntN(len(ids))], "read", "{}"))
+				}
+				if rng.IntN(8) == 0 {
+					m.StopReason = StopError
+				}
+				msgs = append(msgs, m)
+			default:
+				msgs = append(msgs, ToolResultText(&ToolCall{ID: ids[rng.IntN(len(ids))], Name: "read"}, "r", false))
+			}
+		}
+		want := healCopy(msgs)
+		if diff := cmp.Diff(want, Heal(msgs), cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("Heal(%v) (-healCopy +Heal):\n%s", msgs, diff)
+		}
+		if healthy(msgs) {
+			passed++
+			if diff := cmp.Diff(msgs, want, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("healthy(%v), but healing changes it:\n%s", msgs, diff)
+			}
+		}
+	}
+	if passed < 1000 {
+		t.Fatalf("only %d random histories took the fast path", passed)
 	}
 }

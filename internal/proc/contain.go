@@ -20,6 +20,11 @@ func (e Ended) String() string { return fmt.Sprintf("%s (pid %d)", e.Name, e.Pid
 type selector struct {
 	// tags selects by the tags in the environment.
 	tags tagMatch
+	// since is the earliest start time (clock ticks since boot) of a process that can carry
+	// one of the tags: a tag is made for a process and inherited from it, so nothing that
+	// started before that process has it. The environment of older processes is not read,
+	// which keeps a sweep to one small read per process on a busy machine. 0: no bound.
+	since uint64
 	// groups selects the members of process groups (by id) that are in the group's session
 	// and started no earlier than the group's leader: a group id is not reused while the
 	// group has members, and a new group under a reused id is in the same session only by

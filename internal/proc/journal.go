@@ -144,7 +144,7 @@ func Reap(dir string) ([]Ended, error) {
 		if rec.ID == selfID || running(rec.Pid, rec.Start) {
 			continue
 		}
-		sel := selector{tags: tagMatch{id: rec.ID}, groups: map[int]group{}}
+		sel := selector{tags: tagMatch{id: rec.ID}, groups: map[int]group{}, since: rec.Start}
 		for _, r := range rec.Runs {
 			sel.groups[r.Pgid] = group{start: r.Start, sid: r.Sid}
 		}

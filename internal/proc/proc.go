@@ -175,7 +175,8 @@ func Run(ctx context.Context, s Spec) Result {
 	}
 	pid := cmd.Process.Pid
 	// Not reaped before Wait: what is read now is the process's own.
-	sel := selector{tags: tagMatch{tag: tag}, groups: map[int]group{pid: groupOf(pid)}}
+	g := groupOf(pid)
+	sel := selector{tags: tagMatch{tag: tag}, groups: map[int]group{pid: g}, since: g.start}
 	if s.Journal != nil && !s.LeaveRunning {
 		if err := s.Journal.add(pid, sel.groups[pid]); err != nil {
 			_ = killGroup(pid)

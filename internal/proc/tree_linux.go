@@ -1,10 +1,10 @@
 package proc
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"strconv"
-	"strings"
 	"syscall"
 	"unsafe"
 )
@@ -20,32 +20,99 @@ type procInfo struct {
 }
 
 // readStat reads /proc/<pid>/stat; false when the process is gone or the file is unreadable.
+// A sweep reads it for every process on the machine, so it reads into a stack buffer with
+// three system calls (os.ReadFile takes five and allocates).
 func readStat(pid int) (procInfo, bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	var path [32]byte
+	var buf [1024]byte
+	name := append(strconv.AppendInt(append(path[:0], "/proc/"...), int64(pid), 10), "/stat\x00"...)
+	fdcwd := atFDCWD
+	r, _, errno := syscall.Syscall6(syscall.SYS_OPENAT, uintptr(fdcwd), uintptr(unsafe.Pointer(&name[0])),
+		syscall.O_RDONLY|syscall.O_CLOEXEC, 0, 0, 0)
+	if errno != 0 {
+		return procInfo{}, false
+	}
+	fd := int(r)
+	n, err := readFull(fd, buf[:])
+	syscall.Close(fd)
 	if err != nil {
 		return procInfo{}, false
 	}
-	s := string(data)
-	open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	return parseStat(pid, buf[:n])
+}
+
+// atFDCWD is AT_FDCWD: a relative path would be taken from the working directory.
+const atFDCWD = -100
+
+// readFull reads fd until EOF or a full buffer.
+func readFull(fd int, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := syscall.Read(fd, buf[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// parseStat parses the content of /proc/<pid>/stat.
+func parseStat(pid int, s []byte) (procInfo, bool) {
+	open, closing := bytes.IndexByte(s, '('), bytes.LastIndexByte(s, ')')
 	if open < 0 || closing < open {
 		return procInfo{}, false
 	}
 	// After the name: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
 	// cmajflt utime stime cutime cstime priority nice num_threads itrealvalue starttime …
-	f := strings.Fields(s[closing+1:])
-	if len(f) < 20 {
-		return procInfo{}, false
+	var f [20][]byte
+	rest := s[closing+1:]
+	for i := range f {
+		rest = bytes.TrimLeft(rest, " \n")
+		end := bytes.IndexAny(rest, " \n")
+		if end < 0 {
+			end = len(rest)
+		}
+		if end == 0 {
+			return procInfo{}, false
+		}
+		f[i], rest = rest[:end], rest[end:]
 	}
-	p := procInfo{pid: pid, name: s[open+1 : closing], zombie: f[0] == "Z" || f[0] == "X"}
-	var e1, e2, e3, e4 error
-	p.ppid, e1 = strconv.Atoi(f[1])
-	p.pgid, e2 = strconv.Atoi(f[2])
-	p.sid, e3 = strconv.Atoi(f[3])
-	p.start, e4 = strconv.ParseUint(f[19], 10, 64)
-	if e1 != nil || e2 != nil || e3 != nil || e4 != nil {
+	state := string(f[0])
+	p := procInfo{pid: pid, name: string(s[open+1 : closing]), zombie: state == "Z" || state == "X"}
+	var ok [4]bool
+	p.ppid, ok[0] = atoi(f[1])
+	p.pgid, ok[1] = atoi(f[2])
+	p.sid, ok[2] = atoi(f[3])
+	var start int
+	start, ok[3] = atoi(f[19])
+	p.start = uint64(start)
+	if !ok[0] || !ok[1] || !ok[2] || !ok[3] {
 		return procInfo{}, false
 	}
 	return p, true
+}
+
+// atoi parses a decimal number without allocating (ppid and tty fields can be 0; none is
+// negative but tpgid, which is not parsed).
+func atoi(b []byte) (int, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }
 
 // selfStart is the start time of this process; 0 when /proc cannot say.
@@ -168,13 +235,17 @@ func (sel selector) selects(p procInfo, self int) bool {
 	if g, ok := sel.groups[p.pgid]; ok && p.sid == g.sid && p.start >= g.start {
 		return true
 	}
+	// An orphan of unknown origin that came to rein as subreaper: what no run tagged
+	// (its environment was cleared) and no run started directly.
+	orphan := sel.orphans != nil && p.ppid == self && !sel.orphans(p.pid)
+	if p.start < sel.since && !orphan {
+		return false // too old to carry the tags, and no orphan: its environment is not read
+	}
 	tags := tagsOf(p.pid)
 	if sel.tags.selects(tags) {
 		return true
 	}
-	// An orphan of unknown origin that came to rein as subreaper: what no run tagged
-	// (its environment was cleared) and no run started directly.
-	return sel.orphans != nil && p.ppid == self && !sel.orphans(p.pid) && !ownedBy(tags, selfID)
+	return orphan && !ownedBy(tags, selfID)
 }
 
 // signalExact sends sig to the process p names, only if that pid still is that process

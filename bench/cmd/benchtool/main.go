@@ -11,6 +11,11 @@
 //	    holding what the previous turn expected
 //	benchtool fsync [--dir DIR] [--out FSYNC.json]
 //	    measure the latency of appending and fsyncing a line on the file system of DIR
+//	benchtool floor --base http://127.0.0.1:PORT/v1 [--k K] [--journal FILE] [-p PROMPT]
+//	    the physical floor of a harness (see floor.go): run it under `benchtool run` as the
+//	    command; it streams the history, runs the read tool and fsyncs K appends per turn
+//	benchtool gaps --log REQUESTS.jsonl
+//	    print the median gap per turn of one run (all, turns 1–50, turns 451–500)
 //	benchtool report --results DIR --out REPORT.md --svg GAP.svg [--machine FILE]
 //	    compute the statistics of a compare.sh run and write the report and the chart
 package main
@@ -39,6 +44,10 @@ func main() {
 		err = checkCmd(os.Args[2:])
 	case "fsync":
 		err = fsyncCmd(os.Args[2:])
+	case "gaps":
+		err = gapsCmd(os.Args[2:])
+	case "floor":
+		err = floorCmd(os.Args[2:])
 	case "report":
 		err = reportCmd(os.Args[2:])
 	default:
@@ -51,6 +60,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: benchtool freeport | run … -- CMD ARGS… | check … | report …")
+	fmt.Fprintln(os.Stderr, "usage: benchtool freeport | run … -- CMD ARGS… | check … | fsync … | floor … | report …")
 	os.Exit(2)
 }

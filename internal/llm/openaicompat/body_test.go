@@ -1,13 +1,19 @@
 package openaicompat
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/llmtest"
+	"github.com/reinhq/rein/internal/llm/openaicompat/chattest"
 )
 
 // bodyRequests are requests covering every branch of the message mapping.
@@ -48,14 +54,14 @@ func TestEncodeBodyMatchesSDK(t *testing.T) {
 	for _, compat := range []Compat{{MaxTokensField: FieldMaxTokens}, OpenAI()} {
 		cfg := &Config{Model: "m-1", BaseURL: "http://x", Compat: compat, MaxTokens: 77}
 		for name, req := range bodyRequests() {
-			got, err := encodeBody(cfg, req, nil, nil)
+			got, err := encodeBody(nil, cfg, req, nil, nil)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 			var cache schemaCache
 			var msgs msgCache
 			for range 2 { // the second time from the caches
-				cached, err := encodeBody(cfg, req, &cache, &msgs)
+				cached, err := encodeBody(nil, cfg, req, &cache, &msgs)
 				if err != nil || string(cached) != string(got) {
 					t.Fatalf("%s: with a schema cache: %v\n%s\nwant %s", name, err, cached, got)
 				}
@@ -86,7 +92,7 @@ func TestEncodeBodyMatchesSDK(t *testing.T) {
 func TestEncodeBodyRejectsBadSchema(t *testing.T) {
 	for _, schema := range []string{`[1]`, `{"type":`, `"x"`} {
 		req := &llm.Request{Messages: []llm.Message{llm.UserText("x")}, Tools: []llm.ToolSpec{{Name: "t", Schema: json.RawMessage(schema)}}}
-		if _, err := encodeBody(&Config{Model: "m"}, req, &schemaCache{}, &msgCache{}); err == nil || err.Kind != llm.KindInvalid || !strings.Contains(err.Message, `"t"`) {
+		if _, err := encodeBody(nil, &Config{Model: "m"}, req, &schemaCache{}, &msgCache{}); err == nil || err.Kind != llm.KindInvalid || !strings.Contains(err.Message, `"t"`) {
 			t.Errorf("schema %s: %v", schema, err)
 		}
 	}
@@ -118,11 +124,11 @@ func TestMessageCacheFollowsChanges(t *testing.T) {
 	check := func(step string, history []llm.Message) {
 		t.Helper()
 		req := &llm.Request{System: "sys", Messages: history}
-		want, err := encodeBody(cfg, req, nil, nil)
+		want, err := encodeBody(nil, cfg, req, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := encodeBody(cfg, req, &schemas, &msgs)
+		got, err := encodeBody(nil, cfg, req, &schemas, &msgs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,8 +190,69 @@ func BenchmarkEncodeBody(b *testing.B) {
 	var msgs msgCache
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := encodeBody(cfg, req, &cache, &msgs); err != nil {
+		if _, err := encodeBody(nil, cfg, req, &cache, &msgs); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestServerGetsTheEncodedBody checks that what reaches the server is, byte for byte, the body
+// encodeBody writes ("stream": true first): the SDK rewrites only the placeholder. Requests
+// run concurrently on one model, with histories of different lengths, so that a reused body
+// buffer overwritten while another request sends it would show.
+func TestServerGetsTheEncodedBody(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string]bool{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got[string(b)] = true
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, chattest.Content("ok")+chattest.Finish("stop")+"data: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	cfg := Config{Model: "m", BaseURL: srv.URL}
+	m, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	var wg sync.WaitGroup
+	for i := range 24 {
+		h := []llm.Message{llm.UserText("go")}
+		for j := range i * 7 {
+			h = append(h, llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.Text(strings.Repeat("a", j))}, StopReason: llm.StopEnd},
+				llm.UserText(strings.Repeat("u", i)))
+		}
+		req := &llm.Request{Messages: h}
+		body, perr := encodeBody(nil, &m.cfg, req, nil, nil)
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		want[string(body)] = true
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 3 {
+				if msg := m.Stream(context.Background(), req, func(llm.Event) {}); msg.StopReason != llm.StopEnd {
+					t.Errorf("request %d: %s: %v", i, msg.StopReason, msg.Err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for b := range got {
+		if !want[b] {
+			t.Fatalf("the server got a body no request encoded: %.200s", b)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("the server got %d distinct bodies, want %d", len(got), len(want))
+	}
+	for b := range want {
+		if !strings.HasPrefix(b, `{"stream":true,`) {
+			t.Fatalf("body does not start with stream true: %.80s", b)
 		}
 	}
 }

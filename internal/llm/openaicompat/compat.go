@@ -69,6 +69,7 @@ type Model struct {
 	svc     sdk.ChatCompletionService
 	schemas schemaCache
 	msgs    msgCache
+	bodies  bodyBuffer
 }
 
 var _ llm.Model = (*Model)(nil)
@@ -106,18 +107,20 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, emit func(llm.Even
 	a := oaisdk.NewAssembler(msg, emit)
 	defer oaisdk.Guard(a, &out, m.cfg.APIKey)
 
-	body, perr := encodeBody(&m.cfg, req, &m.schemas, &m.msgs)
+	body, perr := encodeBody(m.bodies.get(bodySize(req)), &m.cfg, req, &m.schemas, &m.msgs)
 	if perr != nil {
 		return a.Fail(perr)
 	}
+	lease := &bodyLease{pool: &m.bodies, body: body}
+	defer lease.end()
 	if ctx.Err() != nil {
 		return a.Fail(llm.TransportError(ctx, ctx.Err()))
 	}
 	x := watchdog.New(m.cfg.Timeouts)
 	tail := &sseTail{}
-	// The body replaces the (empty) parameters; the SDK still sets "stream": true on it.
-	stream := m.svc.NewStreaming(ctx, sdk.ChatCompletionNewParams{}, option.WithRequestBody("application/json", body),
-		option.WithMiddleware(tail.middleware), option.WithMiddleware(x.Middleware))
+	// The SDK sets "stream": true on the placeholder; the lease's middleware sends the body.
+	stream := m.svc.NewStreaming(ctx, sdk.ChatCompletionNewParams{}, option.WithRequestBody("application/json", placeholder),
+		option.WithMiddleware(lease.middleware), option.WithMiddleware(tail.middleware), option.WithMiddleware(x.Middleware))
 	defer stream.Close()
 	s := newChatStream(a, m.cfg.Pricing)
 	for stream.Next() {

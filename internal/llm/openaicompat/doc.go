@@ -5,8 +5,10 @@
 // [oaisdk.Options]); retrying is [llm.Retry]'s job. The request body is encoded by the adapter
 // itself, not through the SDK's parameter types, whose reflection cost grew with every turn of a
 // long session (a test checks both encodings agree); each message's encoding is kept for the
-// next request, which encodes only what is new; a finished stream's body is read to its end so
-// that the connection is reused.
+// next request, which encodes only what is new; the body is written into the buffer of the
+// previous request once the transport is done with it, and handed to the SDK in place of a
+// placeholder, so that the SDK's own setting of "stream" rewrites two bytes instead of copying
+// the whole body; a finished stream's body is read to its end so that the connection is reused.
 //
 // Contract, beyond the one of package llm:
 //

@@ -20,8 +20,11 @@ import (
 // paid again for the whole history. The wire is the same (a test compares the two encodings).
 // Tool schemas are sent as given, compacted; a schema that is not a JSON object is an
 // llm.KindInvalid error naming the tool.
-func encodeBody(cfg *Config, req *llm.Request, schemas *schemaCache, msgs *msgCache) ([]byte, *llm.Error) {
-	b := make([]byte, 0, 4096+estimateSize(req))
+// The body is appended to b (nil: a new buffer of about the right size).
+func encodeBody(b []byte, cfg *Config, req *llm.Request, schemas *schemaCache, msgs *msgCache) ([]byte, *llm.Error) {
+	if b == nil {
+		b = make([]byte, 0, bodySize(req))
+	}
 	b = append(b, `{"stream":true,"model":`...)
 	b = appendString(b, cfg.Model)
 	b = append(b, `,"messages":`...)
@@ -68,7 +71,10 @@ func encodeBody(cfg *Config, req *llm.Request, schemas *schemaCache, msgs *msgCa
 	return append(b, '}'), nil
 }
 
-// estimateSize guesses the body's size, to allocate it once.
+// bodySize guesses the body's size, to allocate it once.
+func bodySize(req *llm.Request) int { return 4096 + estimateSize(req) }
+
+// estimateSize guesses the size of the request's content.
 func estimateSize(req *llm.Request) int {
 	n := len(req.System)
 	for i := range req.Messages {

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// floorCmd is the physical floor of a harness on the mock: the least a client can do per turn
+// and still be an agent. It streams each request (the whole history, every message encoded
+// once and kept), reads the tool calls from the stream, runs the read tool (the only one it
+// has), appends K lines of ~300 bytes to a file and fsyncs each (the durable records a
+// harness writes per turn), and sends the next request. Run it under `benchtool run` like a
+// harness, so that its gaps are measured the same way:
+//
+//	benchtool run --script S --addr A --log L --dir WS --out R -- benchtool floor --base http://A/v1 --k 4
+func floorCmd(args []string) error {
+	fs := flag.NewFlagSet("floor", flag.ContinueOnError)
+	base := fs.String("base", "", "the mock's API root (…/v1)")
+	k := fs.Int("k", 4, "fsynced appends per turn")
+	journal := fs.String("journal", ".floor-journal", "the file the appends go to (in the working directory)")
+	prompt := fs.String("p", "Work through the task step by step.", "the user message")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *base == "" {
+		return errors.New("floor: --base is required")
+	}
+	f, err := os.OpenFile(*journal, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	record := bytes.Repeat([]byte("x"), 299)
+	record = append(record, '\n')
+	c := &floorClient{url: strings.TrimSuffix(*base, "/") + "/chat/completions"}
+	c.add(map[string]any{"role": "system", "content": "You are a coding agent."})
+	c.add(map[string]any{"role": "user", "content": *prompt})
+	for {
+		text, calls, err := c.turn()
+		if err != nil {
+			return err
+		}
+		if len(calls) == 0 {
+			fmt.Println(text)
+			return nil
+		}
+		c.add(map[string]any{"role": "assistant", "tool_calls": callsJSON(calls)})
+		for _, call := range calls {
+			var a struct{ Path string }
+			out := ""
+			if err := json.Unmarshal([]byte(call.args), &a); err != nil {
+				out = "bad arguments: " + err.Error()
+			} else if data, err := os.ReadFile(filepath.Clean(a.Path)); err != nil {
+				out = err.Error()
+			} else {
+				out = string(data)
+			}
+			c.add(map[string]any{"role": "tool", "tool_call_id": call.id, "content": out})
+		}
+		for range *k {
+			if _, err := f.Write(record); err != nil {
+				return err
+			}
+			if err := f.Sync(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+type floorCall struct{ id, name, args string }
+
+func callsJSON(calls []floorCall) []any {
+	out := make([]any, len(calls))
+	for i, c := range calls {
+		out[i] = map[string]any{"id": c.id, "type": "function", "function": map[string]any{"name": c.name, "arguments": c.args}}
+	}
+	return out
+}
+
+// floorClient keeps the encoded messages and one body buffer.
+type floorClient struct {
+	url  string
+	msgs [][]byte
+	body []byte
+}
+
+func (c *floorClient) add(m map[string]any) {
+	b, _ := json.Marshal(m)
+	c.msgs = append(c.msgs, b)
+}
+
+const floorTools = `[{"type":"function","function":{"name":"read","description":"Read a file.","parameters":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}}]`
+
+// turn sends the history and returns the answer's text and tool calls.
+func (c *floorClient) turn() (string, []floorCall, error) {
+	b := append(c.body[:0], `{"stream":true,"model":"mock","stream_options":{"include_usage":true},"tools":`...)
+	b = append(b, floorTools...)
+	b = append(b, `,"messages":[`...)
+	for i, m := range c.msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, m...)
+	}
+	b = append(b, "]}"...)
+	c.body = b
+	res, err := http.Post(c.url, "application/json", bytes.NewReader(b))
+	if err != nil {
+		return "", nil, err
+	}
+	defer func() {
+		_, _ = io.Copy(io.Discard, res.Body) // to its end, so that the connection is reused
+		res.Body.Close()
+	}()
+	if res.StatusCode != http.StatusOK {
+		return "", nil, fmt.Errorf("floor: HTTP %s", res.Status)
+	}
+	var text strings.Builder
+	var calls []floorCall
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: "))
+		if !ok {
+			continue
+		}
+		if string(data) == "[DONE]" {
+			break
+		}
+		var chunk struct {
+			Choices []struct {
+				Delta struct {
+					Content   string
+					ToolCalls []struct {
+						Index    int
+						ID       string
+						Function struct{ Name, Arguments string }
+					} `json:"tool_calls"`
+				}
+			}
+		}
+		if err := json.Unmarshal(data, &chunk); err != nil {
+			return "", nil, fmt.Errorf("floor: %w", err)
+		}
+		for _, ch := range chunk.Choices {
+			text.WriteString(ch.Delta.Content)
+			for _, tc := range ch.Delta.ToolCalls {
+				for len(calls) <= tc.Index {
+					calls = append(calls, floorCall{})
+				}
+				fc := &calls[tc.Index]
+				fc.id += tc.ID
+				fc.name += tc.Function.Name
+				fc.args += tc.Function.Arguments
+			}
+		}
+	}
+	return text.String(), calls, sc.Err()
+}
+
+// gapsCmd prints the median gap per turn of one run's request log: all turns, and turns
+// 1–50 and 451–500 when the run has them.
+//
+//	benchtool gaps --log REQUESTS.jsonl
+func gapsCmd(args []string) error {
+	fs := flag.NewFlagSet("gaps", flag.ContinueOnError)
+	logPath := fs.String("log", "", "mock request log")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	entries, err := readLog(*logPath)
+	if err != nil {
+		return err
+	}
+	r := &run{entries: entries}
+	fmt.Printf("{\"median_ms\": %.3f, \"turns_1_50_ms\": %.3f, \"turns_451_500_ms\": %.3f}\n",
+		median(r.gaps()), sliceGap(r, 1, 50), sliceGap(r, 451, 500))
+	return nil
+}

@@ -1,0 +1,114 @@
+package openaicompat
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/openai/openai-go/v3/option"
+)
+
+// placeholder is the body handed to the SDK. Its NewStreaming sets "stream": true on every
+// body with sjson, which scans the body and copies it whole; on a long session that was a
+// copy of hundreds of kilobytes per request. The SDK rewrites this placeholder instead, and
+// bodySwap puts the body the adapter encoded ("stream": true included) in its place.
+var placeholder = []byte("{}")
+
+// bodyBuffer holds the buffer of the previous request's body, for the next one to encode
+// into: the body grows with the history, and allocating it afresh every request was the
+// largest source of garbage per turn. A buffer comes back only once the request is over and
+// the transport has closed every reader of it, so a body is never overwritten while it is
+// being sent. Safe for concurrent use (a request that finds no buffer allocates one).
+type bodyBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+// get returns an empty buffer of at least n bytes' capacity: the previous one when it is free
+// and large enough.
+func (p *bodyBuffer) get(n int) []byte {
+	p.mu.Lock()
+	b := p.buf
+	p.buf = nil
+	p.mu.Unlock()
+	if cap(b) < n {
+		return make([]byte, 0, max(n, cap(b)+cap(b)/4))
+	}
+	return b[:0]
+}
+
+func (p *bodyBuffer) put(b []byte) {
+	p.mu.Lock()
+	if cap(b) > cap(p.buf) {
+		p.buf = b
+	}
+	p.mu.Unlock()
+}
+
+// bodyLease sends one encoded body: its middleware replaces the placeholder with readers of
+// body, and the buffer goes back to pool when the request is over (end) and every reader
+// handed to the transport is closed. net/http closes a request body once it is done with it,
+// on success and on every error.
+type bodyLease struct {
+	pool *bodyBuffer
+	body []byte
+
+	mu    sync.Mutex
+	open  int  // readers handed out and not yet closed
+	ended bool // the request is over: no more readers are handed out
+}
+
+// middleware swaps the body in: the request the SDK built carries the placeholder.
+func (l *bodyLease) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+	req.ContentLength = int64(len(l.body))
+	req.GetBody = l.reader
+	req.Body, _ = l.reader()
+	return next(req)
+}
+
+func (l *bodyLease) reader() (io.ReadCloser, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended {
+		return nil, io.ErrClosedPipe
+	}
+	l.open++
+	return &leasedReader{Reader: bytes.NewReader(l.body), lease: l}, nil
+}
+
+// end marks the request over; the buffer is released now or when the last reader closes.
+func (l *bodyLease) end() {
+	l.mu.Lock()
+	l.ended = true
+	free := l.open == 0
+	l.mu.Unlock()
+	if free {
+		l.pool.put(l.body)
+	}
+}
+
+func (l *bodyLease) closed() {
+	l.mu.Lock()
+	l.open--
+	free := l.ended && l.open == 0
+	l.mu.Unlock()
+	if free {
+		l.pool.put(l.body)
+	}
+}
+
+// leasedReader is one reader of a leased body; Close (once) returns it.
+type leasedReader struct {
+	*bytes.Reader
+	lease *bodyLease
+	once  sync.Once
+}
+
+func (r *leasedReader) Close() error {
+	r.once.Do(r.lease.closed)
+	return nil
+}
