@@ -37,6 +37,7 @@ type runOptions struct {
 	idle     time.Duration
 	sandbox  bool
 	trace    string
+	quiet    bool
 
 	noSession bool
 	cont      bool
@@ -67,6 +68,7 @@ func (o *runOptions) register(c *cobra.Command) {
 	f.StringVar(&o.fork, "fork", "", "start a new session from session ID, at ENTRY if given (ID[@ENTRY]); the parent is untouched")
 	f.BoolVar(&o.sandbox, "sandbox", false, "run bash in a bubblewrap sandbox: no network, only this directory writable, $REIN_HOME hidden (fails if bwrap is missing)")
 	f.StringVar(&o.trace, "trace", "", traceUsage)
+	f.BoolVar(&o.quiet, "quiet", false, "print mode: no live status line and no tool calls on stderr (shown only when stderr is a terminal)")
 	f.IntVar(&o.retries, "max-retries", llm.DefaultRetryPolicy.MaxAttempts-1, "retries of a failed model call (rate limit, overload, 5xx, connection errors, incomplete streams, timeouts)")
 	f.DurationVar(&o.idle, "stream-idle-timeout", watchdog.DefaultIdle, "give up on a model response (and retry it) after this long without a byte from the provider, headers included")
 	o.trust.register(c)
@@ -255,8 +257,11 @@ func runAgent(e *env, o *runOptions, prompt string, jsonOut *jsonWriter) (*syste
 	opts.Retry = llm.DefaultRetryPolicy
 	opts.Retry.MaxAttempts = o.retries + 1
 	opts.StreamIdleTimeout = o.idle
+	var prog *progress
 	if jsonOut != nil {
 		opts.Observe = jsonOut.event
+	} else if prog = newProgress(e.stderr, o.quiet); prog != nil {
+		opts.Observe, opts.Notice, opts.Confirm = prog.event, prog.notice(opts.Notice), prog.confirm(opts.Confirm)
 	}
 	tracer, flush, err := startTracer(e, o.trace)
 	if err != nil {
@@ -276,10 +281,16 @@ func runAgent(e *env, o *runOptions, prompt string, jsonOut *jsonWriter) (*syste
 		jsonOut.session = rt.Session.ID()
 	}
 	var out *kernel.Outcome
+	if prog != nil {
+		prog.begin()
+	}
 	if prompt == "" {
 		out, err = rt.Continue(e.ctx)
 	} else {
 		out, err = rt.Run(e.ctx, llm.UserText(prompt))
+	}
+	if prog != nil {
+		prog.finish(out, err)
 	}
 	if errors.Is(err, system.ErrNothingPending) {
 		err = fmt.Errorf("%w: %w", ErrUsage, err)

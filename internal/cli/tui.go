@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/reinhq/rein/internal/contextpack"
 	"github.com/reinhq/rein/internal/gitx"
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/system"
@@ -60,6 +62,10 @@ type uiHost struct {
 	o         *runOptions
 	home, dir string
 	tracer    *telemetry.Tracer
+
+	mu sync.Mutex
+	// system is the system prompt of the runtime opened last (its skills, for /skill:name).
+	system *contextpack.Assembly
 }
 
 func (h *uiHost) Open(ctx context.Context, req tui.Request) (tui.Runtime, tui.Info, error) {
@@ -85,6 +91,7 @@ func (h *uiHost) Open(ctx context.Context, req tui.Request) (tui.Runtime, tui.In
 	if req.Provider != "" || req.Model != "" {
 		opts.Provider, opts.Model = req.Provider, req.Model
 	}
+	opts.Thinking = llm.ThinkingLevel(req.Thinking)
 	switch req.Mode {
 	case tui.OpenStart:
 		opts.Session = o.sessionChoice()
@@ -94,6 +101,10 @@ func (h *uiHost) Open(ctx context.Context, req tui.Request) (tui.Runtime, tui.In
 			opts.Session = system.SessionChoice{Mode: system.SessionAt, Ref: req.SessionDir}
 		}
 		opts.History, opts.HistoryUsage = req.History, req.Usage
+	case tui.OpenResume:
+		opts.Session = system.SessionChoice{Mode: system.SessionResume, Ref: req.Ref}
+	case tui.OpenFork:
+		opts.Session = system.SessionChoice{Mode: system.SessionFork, Ref: req.Ref}
 	case tui.OpenNew:
 		opts.Session = system.SessionChoice{Mode: system.SessionNew}
 		if o.noSession {
@@ -104,7 +115,12 @@ func (h *uiHost) Open(ctx context.Context, req tui.Request) (tui.Runtime, tui.In
 	if err != nil {
 		return nil, tui.Info{}, err
 	}
-	return rt, h.info(ctx, rt), nil
+	h.mu.Lock()
+	h.system = rt.System
+	h.mu.Unlock()
+	in := h.info(ctx, rt)
+	in.Thinking = req.Thinking
+	return rt, in, nil
 }
 
 // info describes rt for the UI's status line.

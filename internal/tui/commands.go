@@ -28,6 +28,14 @@ func init() {
 		{name: "cost", help: "tokens and cost of the session", run: (*Model).cmdCost},
 		{name: "session", help: "the session's id, directory and ledger head", run: (*Model).cmdSession},
 		{name: "context", help: "what the next request carries", run: (*Model).cmdContext},
+		{name: "thinking", args: "[off|minimal|low|medium|high]", help: "set the reasoning effort asked of the model for the rest of this UI session; without an argument, show the level and show or fold thinking", run: (*Model).cmdThinking, idle: true},
+		{name: "resume", args: "[ID]", help: "pick a session of this workspace to continue (previews: first prompt, age, cost)", run: (*Model).cmdResume, idle: true},
+		{name: "fork", args: "[ENTRY]", help: "continue in a new session from the last entry, or ENTRY; this one is untouched", run: (*Model).cmdFork, idle: true},
+		{name: "tree", help: "the session's entries: continue from any of them in a new session", run: (*Model).cmdTree, idle: true},
+		{name: "export", args: "[PATH]", help: "write the session as markdown, secrets redacted", run: (*Model).cmdExport},
+		{name: "permissions", help: "the permission rules in force, and this UI session's allowances", run: (*Model).cmdPermissions},
+		{name: "hooks", help: "the command hooks in force", run: (*Model).cmdHooks},
+		{name: "skill:NAME", args: "[MESSAGE]", help: "send MESSAGE with the skill's full text pinned to it", run: nil},
 		{name: "quit", help: "leave rein (a run in progress is aborted first)", run: func(m *Model, _ string) tea.Cmd { return m.quit() }},
 	}
 }
@@ -36,8 +44,11 @@ func init() {
 func (m *Model) command(line string) tea.Cmd {
 	name, arg, _ := strings.Cut(strings.TrimPrefix(line, "/"), " ")
 	arg = strings.TrimSpace(arg)
+	if skill, ok := strings.CutPrefix(name, "skill:"); ok {
+		return m.cmdSkill(skill, arg)
+	}
 	for _, c := range slashCommands {
-		if c.name != name {
+		if c.name != name || c.run == nil {
 			continue
 		}
 		if c.idle && (m.e.running() || m.compacting || m.opening) {
@@ -113,7 +124,7 @@ func (m *Model) reopen(req Request, back *Request, what string) tea.Cmd {
 		if err == nil && req.Mode != OpenAgain && old != nil {
 			_ = old.Close()
 		}
-		return openedMsg{rt: rt, info: info, err: err, what: what, fresh: req.Mode == OpenNew}
+		return openedMsg{rt: rt, info: info, err: err, what: what, fresh: req.Mode == OpenNew || req.Mode == OpenResume || req.Mode == OpenFork}
 	}
 }
 
@@ -123,7 +134,9 @@ func (m *Model) opened(o openedMsg) {
 		m.e.set(o.rt, o.info)
 		if o.fresh && o.err == nil {
 			m.t = newTranscript(m.width)
-			m.ctxTokens = 0
+			m.t.history(o.rt.Context())
+			m.ctxTokens = contextTokens(o.rt.Context())
+			m.scroll = 0
 		}
 		m.resetUsage()
 	}

@@ -34,6 +34,10 @@
 //     the user: allow once, allow for this session (the same tool and command or path, in
 //     memory only), or deny with a reason that reaches the model as the call's result. A
 //     yes/no question (trust, hooks) asked after the UI started is asked in it too.
+//   - /resume, /tree, /export, /permissions, /hooks and /skill:NAME read through a [Library]
+//     the host may implement (package cli does, as `rein session ls` and `rein session
+//     export` compute); /fork and /tree continue in a new forked session, never altering
+//     the parent. Pickers (/resume, /tree) take the whole screen until Enter or Esc.
 //   - Without colour (NO_COLOR) every style is plain; what a colour says is also said by a
 //     marker (›, ⏺, ✗, +, -, !).
 package tui

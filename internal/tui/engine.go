@@ -44,6 +44,9 @@ type engine struct {
 	early []string
 	// allowed are the calls the user allowed for this session: tool and part.
 	allowed map[[2]string]bool
+	// thinking is the reasoning effort /thinking chose ("" the configured); every reopen
+	// keeps it.
+	thinking string
 }
 
 func newEngine(host Host) *engine {
@@ -116,6 +119,11 @@ func (e *engine) stop() { e.closeOnce.Do(func() { close(e.closed) }) }
 // request fills in what every Request carries.
 func (e *engine) request(r Request, confirm bool) Request {
 	r.Observe, r.Inbox, r.Approve, r.Notice = e.observe, e, e.approve, e.notice
+	if r.Thinking == "" {
+		e.mu.Lock()
+		r.Thinking = e.thinking
+		e.mu.Unlock()
+	}
 	if confirm {
 		r.Confirm = e.confirm
 	}

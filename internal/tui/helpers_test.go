@@ -51,6 +51,10 @@ func (h *scriptHost) Open(ctx context.Context, req Request) (Runtime, Info, erro
 		session.Mode = system.SessionNone
 	case req.Mode == OpenAgain && req.SessionDir != "":
 		session = system.SessionChoice{Mode: system.SessionAt, Ref: req.SessionDir}
+	case req.Mode == OpenResume:
+		session = system.SessionChoice{Mode: system.SessionResume, Ref: req.Ref}
+	case req.Mode == OpenFork:
+		session = system.SessionChoice{Mode: system.SessionFork, Ref: req.Ref}
 	}
 	rt, err := system.Open(ctx, system.Options{
 		Provider: llm.ProviderScript, Model: req.Model, Script: h.script, Dir: h.dir, Home: h.home,
@@ -84,6 +88,12 @@ func start(t *testing.T, h *scriptHost) (*Model, *probe) {
 			t.Errorf("closing the runtime: %v", err)
 		}
 	})
+	return m, startProgram(t, m)
+}
+
+// startProgram runs m as a teatest program at 80×24.
+func startProgram(t *testing.T, m *Model) *probe {
+	t.Helper()
 	// The filter runs on the program's goroutine, so reading the model there is safe.
 	filter := func(model tea.Model, msg tea.Msg) tea.Msg {
 		if req, ok := msg.(frameRequest); ok {
@@ -93,7 +103,7 @@ func start(t *testing.T, h *scriptHost) (*Model, *probe) {
 		return msg
 	}
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24), teatest.WithProgramOptions(tea.WithFilter(filter)))
-	return m, &probe{TestModel: tm}
+	return &probe{TestModel: tm}
 }
 
 // frameRequest asks the program's goroutine for the current frame.

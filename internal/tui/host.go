@@ -32,9 +32,11 @@ type Runtime interface {
 type OpenMode int
 
 const (
-	OpenStart OpenMode = iota // as the command line says (new, -c, --resume, --fork)
-	OpenAgain                 // the current session (SessionDir; none in memory) with another model
-	OpenNew                   // a new session (in memory when the command line said so)
+	OpenStart  OpenMode = iota // as the command line says (new, -c, --resume, --fork)
+	OpenAgain                  // the current session (SessionDir; none in memory) with another model
+	OpenNew                    // a new session (in memory when the command line said so)
+	OpenResume                 // the existing session Ref names (an id or a directory: /resume)
+	OpenFork                   // a new session forked from Ref = ID[@ENTRY] (/fork, /tree)
 )
 
 // Request asks the [Host] for a runtime.
@@ -42,6 +44,10 @@ type Request struct {
 	Mode OpenMode
 	// SessionDir is the session an OpenAgain reopens ("" for a run without a session).
 	SessionDir string
+	// Ref names the session an OpenResume opens, or ID[@ENTRY] an OpenFork forks.
+	Ref string
+	// Thinking is the reasoning effort (off, minimal, low, medium, high; "" the configured).
+	Thinking string
 	// Provider and Model override the configured model when not empty (/model).
 	Provider, Model string
 	// History and Usage are the conversation an OpenAgain without a session continues.
@@ -63,6 +69,8 @@ type Request struct {
 // Info describes an open runtime for the status line and the slash commands.
 type Info struct {
 	Provider, Model string
+	// Thinking is the reasoning effort asked of the model ("" the configured default).
+	Thinking string
 	// ContextWindow is the model's context window in tokens (0: unknown).
 	ContextWindow int
 	// SessionID and SessionDir name the session ("" without one).

@@ -14,6 +14,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	if m.ask != nil && !m.denying {
 		return m.answerKey(s)
 	}
+	if m.picker != nil {
+		return m.pickerKey(k)
+	}
 	switch s {
 	case "ctrl+c":
 		if m.armedQuit {

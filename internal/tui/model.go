@@ -40,6 +40,7 @@ type Model struct {
 	compacting   bool
 	opening      bool
 	ask          *askMsg
+	picker       *picker
 	denying      bool
 	savedInput   string
 	steer, follw int
@@ -248,7 +249,11 @@ func (m *Model) submit(followUp bool) tea.Cmd {
 	if strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//") {
 		return m.command(text)
 	}
-	text = strings.TrimPrefix(text, "/") // "//x" sends "/x"
+	return m.send(strings.TrimPrefix(text, "/"), followUp) // "//x" sends "/x"
+}
+
+// send sends text as a prompt, or queues it while the agent works.
+func (m *Model) send(text string, followUp bool) tea.Cmd {
 	if m.e.running() || m.compacting || m.opening {
 		q := m.e.enqueue(text, followUp)
 		m.steer, m.follw = q.steering, q.followUps

@@ -19,6 +19,9 @@ func (m *Model) View() tea.View {
 
 // frame is the screen as text.
 func (m *Model) frame() string {
+	if m.picker != nil {
+		return m.pickerFrame()
+	}
 	bottom := m.bottom()
 	h := max(m.height-len(bottom), 1)
 	settings := &viewSettings{width: m.width, st: m.st, thinking: m.thinking, expand: m.expand, md: m.md}

@@ -1,0 +1,59 @@
+package tui
+
+import (
+	"context"
+	"time"
+)
+
+// Library is what the session and configuration commands read: /resume (the sessions),
+// /tree (a session's entries), /export, /permissions, /hooks and /skill:name. A [Host] may
+// implement it (package cli does, over package system); without it those commands say they
+// are not available.
+type Library interface {
+	// Sessions lists the workspace's sessions, newest first.
+	Sessions(ctx context.Context) ([]SessionSummary, error)
+	// Tree lists the user and assistant entries of the session in sessionDir, in record
+	// order, each with its parent.
+	Tree(ctx context.Context, sessionID, sessionDir string) ([]TreeEntry, error)
+	// Export writes the session as markdown (secrets redacted) to path ("" picks one in the
+	// workspace) and returns the path written and what was redacted ("" for nothing).
+	Export(ctx context.Context, sessionID, sessionDir, path string) (written, redacted string, err error)
+	// Permissions and Hooks describe the settings in force, one line each, with the file
+	// they come from.
+	Permissions(trusted bool) ([]string, error)
+	Hooks(trusted bool) ([]string, error)
+	// Skill returns the full text of the named skill the system prompt lists.
+	Skill(name string) (string, error)
+	// Skills names the skills the system prompt lists (for completion).
+	Skills() []string
+}
+
+// SessionSummary is one session as the picker previews it.
+type SessionSummary struct {
+	ID, Dir string
+	// Name is the session's name ("" for none); FirstPrompt its first user message.
+	Name, FirstPrompt string
+	Updated           time.Time
+	Entries           int
+	CostUSD           float64
+	// Err says the session could not be read ("" when it could).
+	Err string
+}
+
+// TreeEntry is one user or assistant entry of a session.
+type TreeEntry struct {
+	ID, Parent string
+	Role       string
+	Text       string
+	// Tools names the tool calls of an assistant entry.
+	Tools []string
+	// OnPath says the entry is on the conversation the session continues.
+	OnPath bool
+	Time   time.Time
+}
+
+// library is the host's Library, or nil.
+func (e *engine) library() Library {
+	l, _ := e.host.(Library)
+	return l
+}
