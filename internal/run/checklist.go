@@ -89,7 +89,14 @@ func (r *Run) checklist() (Checklist, []Blocker, error) {
 	if err != nil {
 		return Checklist{}, nil, err
 	}
-	c := Checklist{Spec: specRef.Digest, Plan: planRef.Digest, Items: []ChecklistItem{}, Tickets: []ChecklistEntry{}}
+	c, bs := r.traceability(specRef.Digest, spec, planRef.Digest, plan)
+	return c, bs, nil
+}
+
+// traceability maps every item of spec to the tickets of plan that cite it and every ticket
+// to its accepted, verified candidate; the blockers name what is not covered.
+func (r *Run) traceability(specDigest artifact.Digest, spec *contract.Specification, planDigest artifact.Digest, plan *contract.TicketPlan) (Checklist, []Blocker) {
+	c := Checklist{Spec: specDigest, Plan: planDigest, Items: []ChecklistItem{}, Tickets: []ChecklistEntry{}}
 	var uncovered, unaccepted, unverified []string
 	for _, item := range spec.ItemIDs() {
 		ci := ChecklistItem{Item: item, Tickets: []string{}}
@@ -133,7 +140,7 @@ func (r *Run) checklist() (Checklist, []Blocker, error) {
 			Detail:   "accepted tickets whose verification artifact records no passing verification of the candidate's commit: " + strings.Join(unverified, ", "),
 			Recovery: []string{"restore the tickets' verification artifacts, " + r.recheck(), "abort the run (rein run abort " + r.ID + ")"}})
 	}
-	return c, bs, nil
+	return c, bs
 }
 
 // verifiedAt reports whether ref is an intact verification artifact recording a passing
