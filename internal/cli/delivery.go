@@ -200,8 +200,10 @@ func newDeliveryRunCmd(e *env) *cobra.Command {
 		Long: `A delivery run takes one requirement through fixed stages (see README, "Delivery runs"). So far:
 start (snapshot, execution lock, run ledger, Preflight), next (Research, Clarification,
 Specification, Ticket Planning), clarify (answers to required unknowns), approve/reject (Spec
-Gate, Ticket Plan Gate), resume (settle an attempt a crash interrupted, by evidence, and
-continue), status and abort.`,
+Gate, Ticket Plan Gate, the run gate), resume (settle an attempt a crash interrupted, by
+evidence, and continue; after a merge conflict resolved by hand, integrate from there), status,
+audit and abort. After the tickets, next runs Manual Integration, Reconciliation, Final
+Checklist and Full Run Verification.`,
 	}
 	var reqFile, branch string
 	start := &cobra.Command{
