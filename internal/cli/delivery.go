@@ -200,8 +200,10 @@ func newDeliveryRunCmd(e *env) *cobra.Command {
 		Long: `A delivery run takes one requirement through fixed stages (see README, "Delivery runs"). So far:
 start (snapshot, execution lock, run ledger, Preflight), next (Research, Clarification,
 Specification, Ticket Planning), clarify (answers to required unknowns), approve/reject (Spec
-Gate, Ticket Plan Gate), resume (settle an attempt a crash interrupted, by evidence, and
-continue), status and abort.`,
+Gate, Ticket Plan Gate, the run gate), resume (settle an attempt a crash interrupted, by
+evidence, and continue; after a merge conflict resolved by hand, integrate from there), status,
+audit and abort. After the tickets, next runs Manual Integration, Reconciliation, Final
+Checklist and Full Run Verification.`,
 	}
 	var reqFile, branch string
 	start := &cobra.Command{
@@ -371,7 +373,7 @@ continue), status and abort.`,
 		return approverOr(e, root, by)
 	}
 	approve := &cobra.Command{
-		Use: "approve RUN --gate spec|ticket-plan [--digest SHA256]", Short: "Approve a gate's artifact, bound to its digest (on a terminal without --digest: shows it and asks)",
+		Use: "approve RUN --gate spec|ticket-plan|run [--digest SHA256]", Short: "Approve a gate's artifact, bound to its digest (on a terminal without --digest: shows it and asks)",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if gate == "" {
@@ -423,7 +425,7 @@ continue), status and abort.`,
 		},
 	}
 	for _, c := range []*cobra.Command{approve, reject} {
-		c.Flags().StringVar(&gate, "gate", "", "the gate (spec or ticket-plan)")
+		c.Flags().StringVar(&gate, "gate", "", "the gate (spec, ticket-plan or run; run cannot be rejected)")
 		c.Flags().StringVar(&by, "approver", "", approverHelp)
 	}
 	approve.Flags().StringVar(&digest, "digest", "", "the digest of the artifact approved (sha256:…); without it, on a terminal, the artifact is shown and you are asked")
@@ -431,6 +433,7 @@ continue), status and abort.`,
 	c.AddCommand(start, status, next, resume, clarify, approve, reject, abort, newRunShowCmd(e), newRunDiffCmd(e))
 	c.AddCommand(newRunMetricsCmd(e))
 	c.AddCommand(newRelockCmd(e))
+	c.AddCommand(newRunAuditCmd(e))
 	return c
 }
 

@@ -53,7 +53,7 @@ var exitTable = []struct {
 }{
 	{code: ExitBudget, typed: func(err error) bool { _, ok := err.(*kernel.BudgetError); return ok }},
 	{code: ExitBlocked, sentinels: []error{ErrBlocked, kernel.ErrNeedsApproval, kernel.ErrHookBlocked,
-		kernel.ErrCompactionCancelled, system.ErrTrustRequired, delivery.ErrBlocked, delivery.ErrNotApproved, delivery.ErrNotRelockable}},
+		kernel.ErrCompactionCancelled, system.ErrTrustRequired, delivery.ErrBlocked, delivery.ErrNotApproved, delivery.ErrNotRelockable, delivery.ErrAuditFailed}},
 	{code: ExitCheckFailed, sentinels: []error{ErrCheckFailed}},
 	// A record the session refused to write is rein's bug; the session itself is intact. So is a
 	// stage request without the prefix its context hook cuts at: the hook failed closed.

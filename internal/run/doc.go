@@ -42,7 +42,8 @@
 // The run ledger holds state and artifact references only — never requirement text, prompts or
 // transcripts. Kinds: run.started {project, artifacts}, stage.started / stage.completed
 // {stage, attempt, ...}, preflight.result {checks, gaps, artifact}, run.blocked {blockers},
-// run.aborted {reason}, stage.attempt (see Research), lock.amended (see Relock). Every record is fsynced before the
+// run.aborted {reason}, stage.attempt (see Research), lock.amended (see Relock), and those of
+// the stages after the tickets (see After the tickets). Every record is fsynced before the
 // command reports it.
 //
 // # Research
@@ -199,6 +200,54 @@
 // does not verify or names another session. A run ledger that does not verify, or whose header
 // names another run, fails every command with an error naming the run and wrapping
 // ledger.ErrCorrupt; [Latest] reports such a run when it is the project's newest.
+//
+// # After the tickets
+//
+// The ticket loop hands each accepted ticket on as a [KindTicketAccepted] record
+// ([TicketAccepted]: ticket, attempt, base commit, frozen candidate — digest, commit, diff
+// digest, candidate artifact — review and verification artifacts, writer and review models);
+// [Run].Accepted holds the latest per ticket. Once every ticket of the approved plan is
+// accepted the run is at Manual Integration, and [Next] runs one stage a call (checkstage.go):
+// each attempt is a stage.started, a [KindCheckResult] record ([CheckResult]: outcome, blockers,
+// artifact) and, when it passed, stage.completed. A failed check's blockers are reported by
+// [Status] until the next check decides again (they are never lifted by a record); a check a
+// crash interrupted is run again, being deterministic.
+//
+// Manual Integration (integrate.go) merges the candidates in schedule.Order of the plan with
+// worktree.Integrate onto the delivery branch, from the base the first ticket was made from
+// (every other ticket's base must be it or an accepted candidate's commit,
+// [BlockTicketBase]); the outcome is a [KindIntegrated] record ([Integration]: branch, base,
+// from, head, per ticket the first commit of the branch's first-parent line that holds its
+// candidate). A conflict is a [KindIntegrationConflict] record: the run waits for a person
+// ([ConflictError], status waiting_for_human with the ticket and files); [Resume] then
+// integrates from the branch's current commit and records the person's commits as the
+// resolution. Reconciliation (reconcile_git.go) lists base..head with gitx.Runner.Log: each
+// commit must be in an accepted ticket's base..candidate chain, rein's merge commit of an
+// accepted ticket (two parents, the second the candidate, rein's identity and trailers) or a
+// recorded resolution ([BlockForeignCommit]); every candidate must be on the branch
+// ([BlockCandidateMissing]) and still match its digest, diff and artifacts
+// ([BlockCandidateMismatch]). Final Checklist (checklist.go) writes the traceability matrix
+// ([Checklist]) and names uncovered items and tickets ([BlockChecklistUncovered]) and tickets
+// whose verification artifact ([VerificationReport]) does not record a pass on their commit
+// ([BlockChecklistUnverified]). Full Run Verification (fullverify.go) runs the locked required
+// commands on the integrated head in a clean checkout through internal/command and records a
+// [VerificationReport] (exit codes, output tails redacted by internal/secret); a failure is
+// [BlockFullVerificationFailed]; a pass writes the [DeliverySummary] ([KindDeliverySummary]).
+// Run Acceptance is the run gate ([GateRun]): [ApproveGate] binds the summary's digest and
+// checks the branch reconciles again; it records Delivery Ready ([KindDeliveryReady]: branch,
+// head, summary) and the run is completed. The run gate cannot be rejected. rein never
+// pushes, merges elsewhere or deploys.
+//
+// # Audit
+//
+// [Audit] recomputes from the run ledger, the stage session ledgers (session.LoadAs), the
+// artifacts and git alone the checks of [AuditReport], in order: sessions fresh (no parent,
+// no forked entry, one user message: the request with its prefix), models distinct per ticket,
+// review sessions offered and calling only read tools (stage.attempt records of the
+// ticket-review stage name their ticket and tools), no writer prose in a review session,
+// candidates frozen (digest of commit, recomputed diff and artifact), approvals bound to the
+// digest their artifact has now, and the same lock. A violation is an *[AuditError]
+// (errors.Is [ErrAuditFailed]) naming the first.
 //
 // # Skill tree digest
 //

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -15,11 +16,23 @@ import (
 // id of the rejection-reason artifact.
 type gateDef struct {
 	stage, model, what, rejection, title string
+	// artifact finds the artifact decided on when it is no model stage's (the run gate's
+	// delivery summary); nil: the latest accepted artifact of model.
+	artifact func(r *Run) (*artifact.Reference, bool)
 }
 
 var gates = map[string]gateDef{
 	GateSpec:       {stage: StageSpecGate, model: StageSpecification, what: "specification", rejection: ArtSpecRejection, title: "Spec Gate rejection"},
 	GateTicketPlan: {stage: StageTicketPlanGate, model: StageTicketPlanning, what: "ticket plan", rejection: ArtPlanRejection, title: "Ticket Plan Gate rejection"},
+	GateRun:        {stage: StageRunAcceptance, model: StageFullVerification, what: "delivery summary", artifact: (*Run).summaryArtifact},
+}
+
+// gateArtifact returns the artifact awaiting gate's decision.
+func (r *Run) gateArtifact(gate string) (*artifact.Reference, bool) {
+	if g := gates[gate]; g.artifact != nil {
+		return g.artifact(r)
+	}
+	return r.accepted(gates[gate].model)
 }
 
 // attemptFile names the artifact of attempt n: id.md for the first, id-n.md later.
@@ -38,7 +51,7 @@ func openGate(env Env, id, gate string, reject bool) (*Run, *ledger.Ledger, arti
 	var ref artifact.Reference
 	g, ok := gates[gate]
 	if !ok {
-		return nil, nil, ref, fmt.Errorf("%w: gate %q: the gates are spec and ticket-plan", ErrUsage, gate)
+		return nil, nil, ref, fmt.Errorf("%w: gate %q: the gates are spec, ticket-plan and run", ErrUsage, gate)
 	}
 	r, l, err := openRun(env.Home, id)
 	if err != nil {
@@ -65,7 +78,7 @@ func openGate(env Env, id, gate string, reject bool) (*Run, *ledger.Ledger, arti
 		}
 		return fail(fmt.Errorf("%w: run %s is at stage %s; the %s gate is not open", ErrNotRunnable, id, r.Stage, gate))
 	}
-	art, ok := r.accepted(g.model)
+	art, ok := r.gateArtifact(gate)
 	if !ok {
 		return fail(fmt.Errorf("run %s has no accepted %s", id, g.what))
 	}
@@ -103,11 +116,19 @@ func ApproveGate(env Env, id, gate string, digest artifact.Digest, by string) (a
 	if digest != art.Digest {
 		return art, fmt.Errorf("%w: --digest %s is not the current %s's digest %s (%s); review that artifact and approve its digest", ErrGateDigest, digest, g.what, art.Digest, art.Path)
 	}
+	if gate == GateRun {
+		if err := r.checkDelivery(context.Background()); err != nil {
+			return art, err
+		}
+	}
 	d := GateDecision{Gate: gate, Decision: GateApproved, Digest: art.Digest, Artifact: art, By: by, At: env.now().Truncate(time.Second)}
 	if _, err := l.Append(ledger.Entry{Kind: KindGateDecision, Body: d}); err != nil {
 		return art, err
 	}
 	_, err = l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: g.stage, Attempt: len(r.Gates[gate]) + 1, Outcome: GateApproved}})
+	if err == nil && gate == GateRun {
+		err = r.recordReady(env, l, art)
+	}
 	return art, err
 }
 
@@ -117,6 +138,9 @@ func RejectGate(env Env, id, gate, reason, by string) (artifact.Reference, error
 	var ref artifact.Reference
 	if strings.TrimSpace(reason) == "" {
 		return ref, fmt.Errorf("%w: a rejection needs --reason TEXT", ErrUsage)
+	}
+	if gate == GateRun {
+		return ref, fmt.Errorf("%w: the run gate sends nothing back: to refuse the delivery, abort the run (rein run abort %s)", ErrUsage, id)
 	}
 	r, l, art, err := openGate(env, id, gate, true)
 	if err != nil {
@@ -180,7 +204,7 @@ func (r *Run) gateReport(s WorkflowStage, st *artifact.Report) GateReport {
 		return g
 	}
 	if r.Stage == def.stage {
-		if art, ok := r.accepted(def.model); ok {
+		if art, ok := r.gateArtifact(s.Gate); ok {
 			g.State, g.Digest = "awaiting approval", string(art.Digest)
 		}
 	} else if len(ds) > 0 {

@@ -75,6 +75,12 @@ func resume(ctx context.Context, env Env, id string) (ResumeResult, error) {
 		return res, err
 	}
 	s, err = r.settleInterrupted(env, l)
+	if s == nil && err == nil && r.Stage == StageManualIntegration && r.Delivery.Conflict != nil {
+		// A person resolved the conflict on the branch: integration continues from there.
+		err = r.runIntegration(ctx, env, l, true)
+		l.Close()
+		return ResumeResult{Stage: StageManualIntegration}, err
+	}
 	l.Close()
 	if s != nil {
 		res.Settled = append(res.Settled, *s)

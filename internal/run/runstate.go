@@ -27,7 +27,7 @@ const (
 // Waiting is what a run in waiting_for_human waits for: a gate's decision on an artifact, or
 // Clarification's answers, with the commands that give them.
 type Waiting struct {
-	Kind     string `json:"kind"` // gate or clarification
+	Kind     string `json:"kind"` // gate, clarification or integration
 	Stage    string `json:"stage"`
 	Gate     string `json:"gate,omitempty"`
 	Artifact string `json:"artifact,omitempty"` // the artifact id the gate decides on
@@ -35,7 +35,11 @@ type Waiting struct {
 	Digest   string `json:"digest,omitempty"`
 	// Questions are the ids Clarification must answer (required unknowns, required gaps).
 	Questions []string `json:"questions,omitempty"`
-	Commands  []string `json:"commands"`
+	// Ticket and Files name an integration conflict: the ticket that does not merge and the
+	// conflicting files.
+	Ticket   string   `json:"ticket,omitempty"`
+	Files    []string `json:"files,omitempty"`
+	Commands []string `json:"commands"`
 }
 
 // setState decides the report's state from the run, its lease and the report's blockers.
@@ -64,13 +68,17 @@ func (r *Run) setState(env Env, rep *Report) {
 
 // waiting is what the run waits for from a person at its current stage, or nil.
 func (r *Run) waiting() *Waiting {
+	if c := r.Delivery.Conflict; c != nil && r.Stage == StageManualIntegration {
+		return &Waiting{Kind: "integration", Stage: StageManualIntegration, Ticket: c.Ticket, Files: c.Files,
+			Commands: []string{"rein run resume " + r.ID, "rein run abort " + r.ID}}
+	}
 	for gate, def := range gates {
 		if r.Stage != def.stage {
 			continue
 		}
 		w := &Waiting{Kind: "gate", Stage: def.stage, Gate: gate,
 			Commands: []string{"rein run reject " + r.ID + " --gate " + gate + " --reason TEXT"}}
-		if art, ok := r.accepted(def.model); ok {
+		if art, ok := r.gateArtifact(gate); ok {
 			w.Artifact, w.Path, w.Digest = art.ID, art.Path, string(art.Digest)
 			w.Commands = append([]string{"rein run approve " + r.ID + " --gate " + gate + " --digest " + string(art.Digest)}, w.Commands...)
 		}
@@ -113,6 +121,8 @@ func (rep *Report) writeState(w io.Writer) {
 	if wt := rep.Waiting; wt != nil {
 		if wt.Kind == "gate" {
 			fmt.Fprintf(w, "waiting: gate %s (%s) on %s %s digest %s\n", wt.Gate, wt.Stage, orDash(wt.Artifact), orDash(wt.Path), orDash(wt.Digest))
+		} else if wt.Kind == "integration" {
+			fmt.Fprintf(w, "waiting: integration conflict: ticket %s does not merge; conflicting files: %s (resolve it on the branch by hand, then resume)\n", wt.Ticket, strings.Join(wt.Files, ", "))
 		} else {
 			fmt.Fprintf(w, "waiting: clarification of %s\n", strings.Join(wt.Questions, ", "))
 		}

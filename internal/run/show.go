@@ -76,6 +76,17 @@ func openCatalog(env Env, id string) (*catalog, error) {
 				counts[StageClarification]++
 				add(b.Artifact, StageClarification, counts[StageClarification], nil)
 			}
+		case KindCheckResult:
+			var cr CheckResult
+			if json.Unmarshal(rec.Body, &cr) == nil && cr.Artifact != nil {
+				add(*cr.Artifact, cr.Stage, cr.Attempt, nil)
+			}
+		case KindDeliverySummary:
+			var b summaryBody
+			if json.Unmarshal(rec.Body, &b) == nil {
+				counts[ArtDeliverySummary]++
+				add(b.Artifact, StageFullVerification, counts[ArtDeliverySummary], nil)
+			}
 		case KindGateDecision:
 			var d GateDecision
 			if json.Unmarshal(rec.Body, &d) == nil {

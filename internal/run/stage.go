@@ -160,6 +160,9 @@ func next(ctx context.Context, env Env, id string) (string, error) {
 	case StageTicketPlanGate:
 		return r.Stage, fmt.Errorf("%w: run %s is at the Ticket Plan Gate: approve the ticket plan with `rein run approve %s --gate ticket-plan --digest SHA256` or send it back with `rein run reject %s --gate ticket-plan --reason TEXT`", ErrNotRunnable, id, id, id)
 	}
+	if s, ok, err := r.nextDelivery(ctx, env, l); ok {
+		return s, err
+	}
 	return r.Stage, fmt.Errorf("%w: run %s is at stage %s, which is not implemented yet; rein run next runs Research, Clarification, Specification and Ticket Planning so far", ErrNotRunnable, id, r.Stage)
 }
 

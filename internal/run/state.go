@@ -46,6 +46,10 @@ type Run struct {
 	Unsettled, Uncompleted map[string]int
 	// Relock holds the relocks recorded (see relock.go).
 	Relock relockState
+	// Accepted is each ticket's ticket.accepted record (the latest), by ticket id.
+	Accepted map[string]TicketAccepted
+	// Delivery is what the stages after the tickets recorded (see checkstage.go).
+	Delivery deliveryState
 }
 
 func runDir(home, id string) string { return filepath.Join(home, "runs", id) }
@@ -219,6 +223,8 @@ func (r *Run) apply(rec ledger.Record) error {
 		r.Aborted = true
 	case KindLockAmended:
 		return r.applyAmended(rec.Body)
+	case KindTicketAccepted, KindCheckResult, KindIntegrated, KindIntegrationConflict, KindDeliverySummary, KindDeliveryReady:
+		return r.applyDelivery(rec.Kind, rec.Body)
 	case KindClarified:
 		var b clarifiedBody
 		if err := json.Unmarshal(rec.Body, &b); err != nil {

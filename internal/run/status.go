@@ -39,7 +39,9 @@ type Report struct {
 	// each invalidated and sent back to be re-run.
 	Relocks []LockAmendment      `json:"relocks"`
 	Usage   map[string]RoleUsage `json:"usage"`
-	History string               `json:"history"`
+	// Delivery reports the stages after the tickets: integration, checks, summary.
+	Delivery *DeliveryReport `json:"delivery,omitempty"`
+	History  string          `json:"history"`
 }
 
 // StageReport is a model stage's state and its settled attempts.
@@ -98,6 +100,7 @@ func Status(env Env, id string) (*Report, error) {
 		// Reported, never recorded: restoring what changed (or rejecting a stale gate)
 		// resolves them.
 		rep.Blockers = append(rep.Blockers, r.evidenceBlockers(env)...)
+		rep.Blockers = append(rep.Blockers, r.checkBlockers()...)
 		if b, err := r.staleBlocker(); err == nil && b != nil {
 			rep.Blockers = append(rep.Blockers, *b)
 		}
@@ -168,6 +171,7 @@ func Status(env Env, id string) (*Report, error) {
 			rep.Gates = append(rep.Gates, r.gateReport(s, stale))
 		}
 	}
+	rep.Delivery = r.deliveryReport(rep)
 	r.setState(env, rep)
 	if rep.State == StateBlocked {
 		return rep, &BlockedError{RunID: r.ID, Blockers: rep.Blockers}

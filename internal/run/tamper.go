@@ -62,6 +62,9 @@ func (r *Run) referenced() []artifact.Reference {
 	for _, c := range r.Relock.Dropped {
 		add(&c)
 	}
+	for _, c := range r.deliveryArtifacts() {
+		add(&c)
+	}
 	for _, gate := range []string{GateSpec, GateTicketPlan} {
 		for _, d := range r.Gates[gate] {
 			add(d.Reason)

@@ -136,3 +136,22 @@ func TestIntegrateRefusesMovedOrCheckedOutBranch(t *testing.T) {
 		}
 	}
 }
+
+func TestDiffDigestFromObjects(t *testing.T) {
+	p := newProject(t)
+	if err := p.repo.CreateBranch(ctx, delivery, p.base); err != nil {
+		t.Fatal(err)
+	}
+	w := p.ticket("t1", delivery, p.base)
+	f := p.freeze(w, "t1", map[string]string{"b.txt": "b\n"})
+	if err := p.repo.Remove(ctx, w.Dir); err != nil {
+		t.Fatal(err)
+	}
+	d, err := p.repo.DiffDigest(ctx, p.base, f.Head)
+	if err != nil || d != f.DiffDigest {
+		t.Fatalf("DiffDigest = %s, %v; frozen %s", d, err, f.DiffDigest)
+	}
+	if d, _ := p.repo.DiffDigest(ctx, p.base, p.base); d == f.DiffDigest {
+		t.Error("an empty diff has the candidate's digest")
+	}
+}
