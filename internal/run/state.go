@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/reinhq/rein/internal/artifact"
 	"github.com/reinhq/rein/internal/ledger"
@@ -46,6 +47,8 @@ type Run struct {
 	Unsettled, Uncompleted map[string]int
 	// Relock holds the relocks recorded (see relock.go).
 	Relock relockState
+	// Tickets holds the ticket stages' state (see ticket.go).
+	Tickets ticketState
 }
 
 func runDir(home, id string) string { return filepath.Join(home, "runs", id) }
@@ -237,6 +240,9 @@ func (r *Run) apply(rec ledger.Record) error {
 			r.RoundStart[back] = r.Attempts[back]
 		}
 	default:
+		if strings.HasPrefix(rec.Kind, "ticket.") {
+			return r.applyTicket(rec)
+		}
 		if !ledger.Skippable(rec.Kind) {
 			return fmt.Errorf("unknown record kind")
 		}

@@ -39,7 +39,9 @@ type Report struct {
 	// each invalidated and sent back to be re-run.
 	Relocks []LockAmendment      `json:"relocks"`
 	Usage   map[string]RoleUsage `json:"usage"`
-	History string               `json:"history"`
+	// Tickets are the approved plan's tickets once the ticket stages began, in schedule order.
+	Tickets []TicketReport `json:"tickets"`
+	History string         `json:"history"`
 }
 
 // StageReport is a model stage's state and its settled attempts.
@@ -168,6 +170,7 @@ func Status(env Env, id string) (*Report, error) {
 			rep.Gates = append(rep.Gates, r.gateReport(s, stale))
 		}
 	}
+	rep.Tickets = r.ticketReports(rep)
 	r.setState(env, rep)
 	if rep.State == StateBlocked {
 		return rep, &BlockedError{RunID: r.ID, Blockers: rep.Blockers}
@@ -248,6 +251,7 @@ func (rep *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "stale: %s\n", s)
 	}
 	WriteRelocks(w, rep.Relocks)
+	rep.writeTickets(w)
 	for _, b := range rep.Blockers {
 		fmt.Fprintf(w, "blocker: %s (stage %s): %s\n", b.Code, b.Stage, b.Detail)
 		for _, r := range b.Recovery {

@@ -25,7 +25,7 @@ func openSandbox(o Options, ws *tool.Workspace, masks []string) (*sandbox.Sandbo
 		return nil, nil
 	}
 	var hide []string
-	if o.Home != "" {
+	if o.Home != "" && !ticketWorkspace(o.Home, o.Dir) {
 		if h, err := filepath.Abs(o.Home); err == nil {
 			hide = append(hide, h)
 		}
@@ -54,7 +54,7 @@ func openSandbox(o Options, ws *tool.Workspace, masks []string) (*sandbox.Sandbo
 // plus $REIN_HOME, should it lie inside the workspace.
 func workspaceProtected(o Options) []string {
 	globs := slices.Clone(fstool.DefaultProtected)
-	if o.Home != "" {
+	if o.Home != "" && !ticketWorkspace(o.Home, o.Dir) {
 		if h, err := filepath.Abs(o.Home); err == nil {
 			globs = append(globs, pathrule.EscapeGlob(filepath.ToSlash(h)))
 		}
