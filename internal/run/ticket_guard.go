@@ -76,12 +76,13 @@ func (g *ticketGuard) classify(name, text string) string {
 	return ""
 }
 
-// escapes reports whether a file tool's refusal is about a path outside the workspace (the
-// file tools' and the permission rules' wording of it).
+// escapes reports whether a file tool's refusal is about a path outside the workspace: the
+// file tools' wording of it, or the permission rules' refusal of rein's home directory (the
+// worktree lies inside it, so a relative path climbing out of the worktree lands there).
 func escapes(text string) bool {
 	t := strings.ToLower(text)
-	return strings.Contains(t, "outside the workspace") || strings.Contains(t, "outside of the workspace") ||
-		strings.Contains(t, "escapes from parent") || strings.Contains(t, "protected path")
+	return strings.Contains(t, "outside the workspace") || strings.Contains(t, "escapes from parent") ||
+		strings.Contains(t, "protected_path") && strings.Contains(t, "home directory")
 }
 
 // Context implements kernel.ContextHook: every refused tool result gets its code in front.

@@ -132,13 +132,58 @@ func (r *Run) reviewAttempt(ctx context.Context, env Env, l *ledger.Ledger, tk c
 	return nil
 }
 
-// staleBlock records the blocker of a candidate that no longer matches its worktree.
-func (r *Run) staleBlock(l *ledger.Ledger, t *ticketRun, c *CandidateRecord, err error) error {
-	return r.recordBlocker(l, Blocker{Code: BlockReviewCandidateStale, Stage: StageTicketReview,
+// staleBlock is the blocker of a candidate that no longer matches its worktree. It is
+// reported, never recorded (the void review is): restoring the worktree resolves it.
+func (r *Run) staleBlock(_ *ledger.Ledger, t *ticketRun, c *CandidateRecord, err error) error {
+	return &BlockedError{RunID: r.ID, Blockers: []Blocker{r.candidateStaleBlocker(t, c, err)}}
+}
+
+func (r *Run) candidateStaleBlocker(t *ticketRun, c *CandidateRecord, err error) Blocker {
+	return Blocker{Code: BlockReviewCandidateStale, Stage: StageTicketReview,
 		Detail: fmt.Sprintf("ticket %s's frozen candidate %s (commit %s) changed in its worktree, so no review of it holds: %v", t.ID, c.Digest, c.Head, err),
 		Recovery: []string{fmt.Sprintf("restore the worktree to the frozen commit (git -C %s checkout --detach %s && git -C %s clean -fd, after saving what you need), then run `rein run next %s`: the review is run again",
 			"$REIN_HOME/worktrees/"+r.ID+"/"+t.ID, c.Head, "$REIN_HOME/worktrees/"+r.ID+"/"+t.ID, r.ID),
-			"abort the run (rein run abort " + r.ID + ") and start a new one"}})
+			"abort the run (rein run abort " + r.ID + ") and start a new one"}}
+}
+
+// ticketEvidenceBlockers reports, for every ticket whose current candidate's last review was
+// void, whether the candidate still differs from its worktree (BlockReviewCandidateStale).
+func (r *Run) ticketEvidenceBlockers(env Env) []Blocker {
+	if r.Tickets.Schedule == nil {
+		return nil
+	}
+	var bs []Blocker
+	for _, id := range r.Tickets.order {
+		t := r.Tickets.byID[id]
+		c := t.lastCandidate()
+		if c == nil || t.Accepted != nil || !t.lastReviewVoid(c) {
+			continue
+		}
+		if err := r.verifyWorktree(env, t, c); err != nil {
+			bs = append(bs, r.candidateStaleBlocker(t, c, err))
+		}
+	}
+	return bs
+}
+
+// lastReviewVoid reports whether c's latest review was voided by a change of the candidate.
+func (t *ticketRun) lastReviewVoid(c *CandidateRecord) bool {
+	rs := t.reviewsOf(c.Digest)
+	return len(rs) > 0 && rs[len(rs)-1].Outcome == "void"
+}
+
+// verifyWorktree re-reads candidate c from its ticket's worktree.
+func (r *Run) verifyWorktree(env Env, t *ticketRun, c *CandidateRecord) error {
+	ctx := context.Background()
+	repo, err := worktree.OpenRepo(ctx, r.Project)
+	if err != nil {
+		return err
+	}
+	wt, err := repo.Open(ctx, r.ticketDir(env, t.ID), c.Base)
+	if err != nil {
+		return err
+	}
+	return wt.Verify(ctx, c.sealed())
 }
 
 // reviewRequest is the Ticket Review request: the ticket contract, the frozen candidate's

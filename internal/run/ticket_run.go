@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/reinhq/rein/internal/artifact"
 	"github.com/reinhq/rein/internal/ledger"
@@ -216,36 +215,10 @@ func (r *Run) nextReview(ctx context.Context, env Env, l *ledger.Ledger, tk cont
 			Detail:   fmt.Sprintf("ticket %s's candidate %s had %d review attempts without an accepted review", t.ID, c.Digest, failed),
 			Recovery: []string{"read the review attempts in `rein run status " + r.ID + "` and adjust the review role's model or budget in " + ProfilePath + " (a new run)", "abort the run (rein run abort " + r.ID + ")"}})
 	}
-	for _, b := range r.Blockers {
-		if b.Code != BlockReviewCandidateStale || !strings.Contains(b.Detail, "ticket "+t.ID+"'s ") {
-			continue
-		}
-		repo, err := worktree.OpenRepo(ctx, r.Project)
-		if err != nil {
-			return err
-		}
-		wt, err := repo.Open(ctx, r.ticketDir(env, t.ID), c.Base)
-		if err != nil {
-			return err
-		}
-		if err := wt.Verify(ctx, c.sealed()); err != nil {
+	if t.lastReviewVoid(c) {
+		if err := r.verifyWorktree(env, t, c); err != nil {
 			return r.staleBlock(l, t, c, err)
 		}
-		ev := fmt.Sprintf("the worktree is at the frozen commit %s again, clean, with the frozen diff (checked %s)", c.Head, env.now().Format(time.RFC3339))
-		if _, err := l.Append(ledger.Entry{Kind: KindBlockerLifted, Body: liftedBody{Blocker: b, Evidence: ev}}); err != nil {
-			return err
-		}
-		r.dropBlocker(b)
 	}
 	return r.reviewAttempt(ctx, env, l, tk, t, c, len(t.Reviews)+1)
-}
-
-// dropBlocker removes a lifted blocker from the run's state.
-func (r *Run) dropBlocker(b Blocker) {
-	for i, o := range r.Blockers {
-		if sameBlocker(o, b) {
-			r.Blockers = append(r.Blockers[:i], r.Blockers[i+1:]...)
-			return
-		}
-	}
 }
