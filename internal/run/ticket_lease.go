@@ -43,7 +43,8 @@ func (r *Run) reclaimTicketLease(l *ledger.Ledger, t *ticketRun) error {
 				t.ID, old.PID, old.Host, old.SessionID, old.Acquired.Format(time.RFC3339), host),
 			Recovery: []string{fmt.Sprintf("on %s, make sure pid %d has ended and run `rein run resume %s` there: it proves the owner dead and reclaims the lease", old.Host, old.PID, r.ID),
 				"abort the run (rein run abort " + r.ID + ") and start a new one"}}
-		return r.recordBlocker(l, b)
+		// Reported, never recorded: its recovery on the owner's host must not meet it.
+		return &BlockedError{RunID: r.ID, Blockers: []Blocker{b}}
 	}
 	cur, err := processStart(old.PID)
 	alive := processAlive(old.PID, old.StartTime)
