@@ -277,8 +277,9 @@ continue), status and abort.`,
 		},
 	}
 	var nextTrace, resumeTrace string
+	nextParallel := 1
 	next := &cobra.Command{
-		Use: "next [RUN]", Short: "Run the run's current stage (Research, Clarification, Specification, Ticket Planning)",
+		Use: "next [RUN]", Short: "Run the run's current stage (Research, Clarification, Specification, Ticket Planning, the tickets)",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			env, err := runEnv(e)
@@ -289,6 +290,10 @@ continue), status and abort.`,
 			if err != nil {
 				return err
 			}
+			if nextParallel < 1 {
+				return fmt.Errorf("%w: --parallel %d: at least 1 ticket runs at a time", ErrUsage, nextParallel)
+			}
+			env.Parallel = nextParallel
 			flush, err := traceStages(e, &env, nextTrace)
 			if err != nil {
 				return err
@@ -332,6 +337,7 @@ continue), status and abort.`,
 		},
 	}
 	next.Flags().StringVar(&nextTrace, "trace", "", traceUsage)
+	next.Flags().IntVar(&nextParallel, "parallel", 1, "at most N independent tickets per batch (dependsOn order); a batch's tickets run one after another for now")
 	resume.Flags().StringVar(&resumeTrace, "trace", "", traceUsage)
 	var answersFile string
 	clarify := &cobra.Command{
