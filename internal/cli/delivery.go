@@ -279,8 +279,9 @@ Checklist and Full Run Verification.`,
 		},
 	}
 	var nextTrace, resumeTrace string
+	nextParallel := 1
 	next := &cobra.Command{
-		Use: "next [RUN]", Short: "Run the run's current stage (Research, Clarification, Specification, Ticket Planning)",
+		Use: "next [RUN]", Short: "Run the run's current stage (Research, Clarification, Specification, Ticket Planning, the tickets)",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			env, err := runEnv(e)
@@ -291,6 +292,10 @@ Checklist and Full Run Verification.`,
 			if err != nil {
 				return err
 			}
+			if nextParallel < 1 {
+				return fmt.Errorf("%w: --parallel %d: at least 1 ticket runs at a time", ErrUsage, nextParallel)
+			}
+			env.Parallel = nextParallel
 			flush, err := traceStages(e, &env, nextTrace)
 			if err != nil {
 				return err
@@ -334,6 +339,7 @@ Checklist and Full Run Verification.`,
 		},
 	}
 	next.Flags().StringVar(&nextTrace, "trace", "", traceUsage)
+	next.Flags().IntVar(&nextParallel, "parallel", 1, "at most N independent tickets per batch (dependsOn order); a batch's tickets run one after another for now")
 	resume.Flags().StringVar(&resumeTrace, "trace", "", traceUsage)
 	var answersFile string
 	clarify := &cobra.Command{

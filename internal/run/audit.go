@@ -43,9 +43,6 @@ const (
 	auditReviewStage = "ticket-review"
 )
 
-// reviewTools are the only tools a review session may be offered or call.
-var reviewTools = []string{"read", "grep", "find", "ls", "rein_ticket_review"}
-
 // minCanaryLine is the length from which a line of a writer session's prose counts as
 // writer text when found in a review session.
 const minCanaryLine = 24

@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -46,25 +45,6 @@ type ChecklistEntry struct {
 	Candidate    string          `json:"candidate"`
 	Verification artifact.Digest `json:"verification"`
 	Verified     bool            `json:"verified"`
-}
-
-// approvedPlan returns the ticket plan the Ticket Plan Gate approved, refusing when the
-// approval no longer holds.
-func (r *Run) approvedPlan() (artifact.Reference, *contract.TicketPlan, error) {
-	ds := r.Gates[GateTicketPlan]
-	if len(ds) == 0 || ds[len(ds)-1].Decision != GateApproved {
-		return artifact.Reference{}, nil, fmt.Errorf("%w: run %s has no approved ticket plan", ErrNotRunnable, r.ID)
-	}
-	d := ds[len(ds)-1]
-	data, err := r.readRef(d.Artifact)
-	if err != nil {
-		return d.Artifact, nil, fmt.Errorf("the approved ticket plan is stale: %w", err)
-	}
-	var plan contract.TicketPlan
-	if err := decodeArtifact(data, &plan); err != nil {
-		return d.Artifact, nil, fmt.Errorf("%s: %w", d.Artifact.Path, err)
-	}
-	return d.Artifact, &plan, nil
 }
 
 // checklistStage checks traceability and records the matrix as final-checklist[-n].md.

@@ -66,8 +66,6 @@ type deliveryState struct {
 func (r *Run) applyDelivery(kind string, body []byte) error {
 	d := &r.Delivery
 	switch kind {
-	case KindTicketAccepted:
-		return r.applyTicketAccepted(body)
 	case KindCheckResult:
 		var c CheckResult
 		if err := decodeStrict(body, &c); err != nil {

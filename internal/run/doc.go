@@ -201,6 +201,71 @@
 // names another run, fails every command with an error naming the run and wrapping
 // ledger.ErrCorrupt; [Latest] reports such a run when it is the project's newest.
 //
+// # Tickets
+//
+// After the Ticket Plan Gate, [Next] runs every ticket of the approved plan (ticket.go,
+// ticket_run.go) through Ticket Execution, Review, Verification and Acceptance, in the
+// batches of schedule.Batches for [Env.Parallel] (dependsOn order; a batch's tickets run one
+// after another for now), and completes ticket-acceptance once all are accepted, which puts
+// the run at manual-integration. Once, before any ticket starts, ticket.scheduled records the
+// fan-out decision (schedule.CheckFanOut over one writer and one review attempt per ticket, at
+// least [MinAttemptTurns] each; short: run_budget_insufficient, nothing started), the base
+// (the commit the run started on, from the snapshot) and the delivery branch, made there by
+// worktree.Repo.CreateBranch ([BlockBaseDrift] when it exists elsewhere or moved). Ticket ids
+// must name a directory ([BlockTicketInvalid]). Every ticket record's kind starts "ticket.":
+//
+//	ticket.scheduled          [TicketSchedule]
+//	ticket.lease              {ticket, pid, startTime, host, command, acquired, sessionId}
+//	ticket.lease.released     the same
+//	ticket.lease.reclaimed    the same with evidence: the owner proven dead
+//	ticket.writer.started     {ticket, attempt, session, model, parent, inputs}
+//	ticket.freeze.intent      {ticket, attempt, parent, sessionId, artifact, verification}
+//	ticket.candidate          [CandidateRecord]
+//	ticket.writer.attempt     [TicketAttempt]
+//	ticket.review.started     {ticket, attempt, session, model, candidate}
+//	ticket.review.attempt     [TicketAttempt] (outcome accepted, failed or void)
+//	ticket.verification       [TicketVerification]
+//	ticket.accepted           [TicketAccepted]: what Manual Integration builds on
+//
+// Ticket attempts also count as attempts of their workflow stage (ticket-execution,
+// ticket-review), so role budgets, metrics, artifact tamper checks and session rollback
+// checks cover them. Each attempt takes the ticket's lease first (Run.takeTicketLease): a
+// live owner refuses with [ErrRunning], a dead one on this host (processAlive, as for the run's
+// lease) is reclaimed and recorded, another host's blocks ([BlockTicketLeaseHeld], reported).
+//
+// A writer attempt is a fresh session of the writer role in the ticket's worktree
+// ($REIN_HOME/worktrees/<run>/<ticket>, made by worktree.Repo.Create from the base; later
+// attempts continue from the last candidate), request prefix [WriterRequestPrefix], with the
+// standard tools read, write, edit, grep, find, ls, the run_command tool (an approved
+// verification command by id through internal/command: fixed argv, scrubbed environment plus
+// [CommandEnv], no shell) and rein_ticket_candidate. The request carries the ticket, the
+// specification sections it covers, profile facts, the command ids, the evidence gaps, the
+// skills mapped to ticket-execution, and the pack: guidance and, on a retry, the previous
+// candidate's blocking review and failed verification artifacts. A context hook
+// (ticketGuard) prefixes each refused call, as the model sees it, with its blocker
+// ([BlockWriterPathEscape], [BlockWriterUnapprovedBash]; [BlockReviewMutation] for a reviewer)
+// and counts it in the attempt's refusals. The freezer checks the session is the current
+// attempt, the elapsed budget, a change in the worktree and every required command passing
+// when rein runs it; then writes the candidate artifact, records the freeze intent, commits
+// (worktree.Worktree.Freeze), seals and records the candidate.
+//
+// A review attempt refuses to start when the review model is one of the ticket's writer models
+// ([BlockReviewModelNotDistinct], recorded); it is a fresh read-only session (request prefix
+// [ReviewRequestPrefix]: ticket, candidate identity, candidate artifact, git state, diff,
+// writer verification provenance, [ReviewIsolation]) on the frozen worktree. The candidate is
+// verified (worktree.Worktree.Verify) before and after: a change makes the review void and
+// reports [BlockReviewCandidateStale] (never recorded) until the worktree verifies again.
+// Verification reruns the required commands on the frozen commit in a clean checkout
+// (worktree.Repo.Checkout under worktrees/<run>/_verify/<ticket>). Acceptance needs an
+// accepted review without blocking findings and a passing verification; otherwise the next
+// writer attempt runs, up to [MaxTicketAttempts] ([BlockTicketFailed]) within the budget.
+//
+// Before anything runs on a ticket its interrupted attempts are settled by evidence
+// (Run.settleTicket): a writer attempt with its candidate recorded is accepted; one with a
+// freeze intent whose worktree holds that attempt's commit is frozen again (Freeze finds the
+// commit, never making a second) and recorded; one that froze nothing failed (interrupted);
+// anything else is [BlockUnknownOutcome]. An interrupted review failed (interrupted).
+//
 // # After the tickets
 //
 // The ticket loop hands each accepted ticket on as a [KindTicketAccepted] record

@@ -33,22 +33,31 @@ var verificationEnv = []string{"HOME", "TMPDIR", "GOCACHE", "GOMODCACHE", "GOPAT
 // verified in a clean checkout, every required command's result, and whether all passed.
 // Ticket Verification and Full Run Verification write the same shape.
 type VerificationReport struct {
-	Commit   string          `json:"commit"`
-	Commands []CommandResult `json:"commands"`
-	Passed   bool            `json:"passed"`
+	// Ticket, Attempt and Candidate name what a Ticket Verification verified (empty for Full
+	// Run Verification).
+	Ticket    string          `json:"ticket,omitempty"`
+	Attempt   int             `json:"attempt,omitempty"`
+	Candidate string          `json:"candidate,omitempty"`
+	Commit    string          `json:"commit"`
+	Commands  []CommandResult `json:"commands"`
+	Passed    bool            `json:"passed"`
 }
 
-// CommandResult is one verification command's outcome: its id and argv, its exit code (-1
-// when it was killed or could not start), and the tail of its output with secrets redacted.
+// CommandResult is one approved command's outcome: its id and argv, whether the profile
+// requires it, its exit code (-1 when it was killed or could not start), whether it passed,
+// and the tail of its output with secrets redacted (kept in artifacts; the ledger's copies
+// leave it out).
 type CommandResult struct {
 	ID          string   `json:"id"`
 	Argv        []string `json:"argv"`
+	Required    bool     `json:"required,omitempty"`
 	ExitCode    int      `json:"exitCode"`
 	TimedOut    bool     `json:"timedOut,omitempty"`
 	Error       string   `json:"error,omitempty"` // why it could not run
 	DurationMs  int64    `json:"durationMs"`
-	OutputBytes int64    `json:"outputBytes"`
-	OutputTail  string   `json:"outputTail"`
+	OutputBytes int64    `json:"outputBytes,omitempty"`
+	OutputTail  string   `json:"outputTail,omitempty"`
+	Passed      bool     `json:"passed"`
 }
 
 // verifyCommit runs the locked required verification commands, in id order, on a clean
@@ -71,7 +80,7 @@ func verifyCommit(ctx context.Context, repo *worktree.Repo, dir, commit string, 
 		if len(argv) > 0 && strings.Contains(argv[0], "/") && !filepath.IsAbs(argv[0]) {
 			argv[0] = filepath.Join(wt.Dir, filepath.FromSlash(argv[0]))
 		}
-		cr := CommandResult{ID: id, Argv: v.Argv, ExitCode: -1}
+		cr := CommandResult{ID: id, Argv: v.Argv, Required: true, ExitCode: -1}
 		res, err := command.Run(ctx, command.Command{ID: id, Argv: argv, Dir: wt.Dir, Env: verificationEnv, MaxOutput: MaxVerificationTail})
 		if err != nil {
 			cr.Error = secret.Redact(err.Error())
@@ -82,9 +91,8 @@ func verifyCommit(ctx context.Context, repo *worktree.Repo, dir, commit string, 
 		if ctx.Err() != nil {
 			return rep, ctx.Err()
 		}
-		if cr.ExitCode != 0 || cr.TimedOut || cr.Error != "" {
-			rep.Passed = false
-		}
+		cr.Passed = cr.ExitCode == 0 && !cr.TimedOut && cr.Error == ""
+		rep.Passed = rep.Passed && cr.Passed
 		rep.Commands = append(rep.Commands, cr)
 	}
 	return rep, nil

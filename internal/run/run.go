@@ -53,6 +53,9 @@ type Env struct {
 	// system) implements it, so a stage gets the same model wrapping, tool surface, gate,
 	// hooks, telemetry and session lifecycle as any run.
 	Agents Agents
+	// Parallel is `rein run next --parallel N`: at most N independent tickets at a time
+	// (0 means 1).
+	Parallel int
 	// Test seams: Crash is called at named points of the run's steps (see crash); SessionFS is
 	// the stage sessions' ledger filesystem (nil: the OS).
 	Crash     func(point string)

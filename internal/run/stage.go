@@ -157,13 +157,15 @@ func next(ctx context.Context, env Env, id string) (string, error) {
 		return r.Stage, fmt.Errorf("%w: run %s is at the Spec Gate: approve the specification with `rein run approve %s --gate spec --digest SHA256` or send it back with `rein run reject %s --gate spec --reason TEXT`", ErrNotRunnable, id, id, id)
 	case StageTicketPlanning:
 		return StageTicketPlanning, r.runModelStage(ctx, env, l, r.planStage())
+	case StageTicketExecution, StageTicketReview, StageTicketVerification, StageTicketAcceptance:
+		return r.runTickets(ctx, env, l)
 	case StageTicketPlanGate:
 		return r.Stage, fmt.Errorf("%w: run %s is at the Ticket Plan Gate: approve the ticket plan with `rein run approve %s --gate ticket-plan --digest SHA256` or send it back with `rein run reject %s --gate ticket-plan --reason TEXT`", ErrNotRunnable, id, id, id)
 	}
 	if s, ok, err := r.nextDelivery(ctx, env, l); ok {
 		return s, err
 	}
-	return r.Stage, fmt.Errorf("%w: run %s is at stage %s, which is not implemented yet; rein run next runs Research, Clarification, Specification and Ticket Planning so far", ErrNotRunnable, id, r.Stage)
+	return r.Stage, fmt.Errorf("%w: run %s is at stage %s, which is not implemented yet; rein run next runs Research, Clarification, Specification, Ticket Planning, the ticket stages and the stages after them", ErrNotRunnable, id, r.Stage)
 }
 
 // modelStage is what distinguishes one model stage from another on the shared runner.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/reinhq/rein/internal/artifact"
 	"github.com/reinhq/rein/internal/ledger"
@@ -50,6 +51,8 @@ type Run struct {
 	Accepted map[string]TicketAccepted
 	// Delivery is what the stages after the tickets recorded (see checkstage.go).
 	Delivery deliveryState
+	// Tickets holds the ticket stages' state (see ticket.go).
+	Tickets ticketState
 }
 
 func runDir(home, id string) string { return filepath.Join(home, "runs", id) }
@@ -223,7 +226,7 @@ func (r *Run) apply(rec ledger.Record) error {
 		r.Aborted = true
 	case KindLockAmended:
 		return r.applyAmended(rec.Body)
-	case KindTicketAccepted, KindCheckResult, KindIntegrated, KindIntegrationConflict, KindDeliverySummary, KindDeliveryReady:
+	case KindCheckResult, KindIntegrated, KindIntegrationConflict, KindDeliverySummary, KindDeliveryReady:
 		return r.applyDelivery(rec.Kind, rec.Body)
 	case KindClarified:
 		var b clarifiedBody
@@ -243,6 +246,9 @@ func (r *Run) apply(rec ledger.Record) error {
 			r.RoundStart[back] = r.Attempts[back]
 		}
 	default:
+		if strings.HasPrefix(rec.Kind, "ticket.") {
+			return r.applyTicket(rec)
+		}
 		if !ledger.Skippable(rec.Kind) {
 			return fmt.Errorf("unknown record kind")
 		}

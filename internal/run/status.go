@@ -39,6 +39,8 @@ type Report struct {
 	// each invalidated and sent back to be re-run.
 	Relocks []LockAmendment      `json:"relocks"`
 	Usage   map[string]RoleUsage `json:"usage"`
+	// Tickets are the approved plan's tickets once the ticket stages began, in schedule order.
+	Tickets []TicketReport `json:"tickets"`
 	// Delivery reports the stages after the tickets: integration, checks, summary.
 	Delivery *DeliveryReport `json:"delivery,omitempty"`
 	History  string          `json:"history"`
@@ -171,6 +173,7 @@ func Status(env Env, id string) (*Report, error) {
 			rep.Gates = append(rep.Gates, r.gateReport(s, stale))
 		}
 	}
+	rep.Tickets = r.ticketReports(rep)
 	rep.Delivery = r.deliveryReport(rep)
 	r.setState(env, rep)
 	if rep.State == StateBlocked {
@@ -256,6 +259,7 @@ func (rep *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "stale: %s\n", s)
 	}
 	WriteRelocks(w, rep.Relocks)
+	rep.writeTickets(w)
 	for _, b := range rep.Blockers {
 		fmt.Fprintf(w, "blocker: %s (stage %s): %s\n", b.Code, b.Stage, b.Detail)
 		for _, r := range b.Recovery {

@@ -31,7 +31,7 @@ const (
 // evidenceBlockers checks what the run ledger references beyond the locked inputs: every
 // artifact outside the graph (see tamperBlockers) and every stage session's anchored head.
 func (r *Run) evidenceBlockers(env Env) []Blocker {
-	return append(r.tamperBlockers(), r.sessionBlockers(env)...)
+	return slices.Concat(r.tamperBlockers(), r.sessionBlockers(env), r.ticketEvidenceBlockers(env))
 }
 
 // checkEvidence returns a *BlockedError for the evidence blockers, or nil.

@@ -99,7 +99,11 @@ func (g *permissionGate) approved(ctx context.Context, name string, args json.Ra
 // in a session's directory and the skills in $REIN_HOME/skills.
 func newPolicy(rules policy.Rules, dir, root, home string) (*policy.Policy, error) {
 	protected := append([]string(nil), pathrule.DefaultProtected...)
+	ticket := ticketWorkspace(home, dir)
 	for _, p := range []string{home, filepath.Join(root, ".git"), filepath.Join(root, ".rein")} {
+		if p == home && ticket {
+			continue // the workspace itself is below home: see ticketWorkspace
+		}
 		if p != "" && filepath.IsAbs(p) {
 			protected = append(protected, pathrule.EscapeGlob(filepath.ToSlash(p)))
 		}
@@ -111,6 +115,9 @@ func newPolicy(rules policy.Rules, dir, root, home string) (*policy.Policy, erro
 		// The bash tool spills full outputs into the session's directory and tells the
 		// model to read them there; the skills index lists $REIN_HOME/skills.
 		readExempt = []string{h + "/sessions/*/*/rein-bash-*.log", h + "/skills"}
+		if ticket {
+			readExempt = append(readExempt, pathrule.EscapeGlob(filepath.ToSlash(dir)))
+		}
 	}
 	pol, err := policy.New(policy.Config{Rules: rules, Dir: dir, Protected: protected, ReadProtected: readProtected, ReadExempt: readExempt})
 	if err != nil {
@@ -155,4 +162,31 @@ func judged(d policy.Decision, named bool) error {
 		return &refusal.Error{Code: d.Code, Message: fmt.Sprintf("%s (it was reached through a symbolic link or a directory search, where the user cannot be asked: name %s itself to be asked)", d.Reason, d.Part)}
 	}
 	return nil
+}
+
+// ticketWorkspace reports whether the workspace dir is a delivery run's ticket worktree: a
+// directory below $REIN_HOME/worktrees, the one place under rein's home an agent works in.
+// Its file tools are confined to it (os.Root), so home's write protection would forbid
+// only the workspace itself: it is left out, and the workspace is exempt from home's read
+// protection; the rest of home stays unreadable to commands, as everywhere.
+func ticketWorkspace(home, dir string) bool {
+	if home == "" || dir == "" {
+		return false
+	}
+	h, err := filepath.Abs(home)
+	if err != nil {
+		return false
+	}
+	if r, err := filepath.EvalSymlinks(h); err == nil {
+		h = r
+	}
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	if r, err := filepath.EvalSymlinks(d); err == nil {
+		d = r
+	}
+	rel, err := filepath.Rel(filepath.Join(h, "worktrees"), d)
+	return err == nil && rel != "." && filepath.IsLocal(rel)
 }

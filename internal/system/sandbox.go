@@ -49,7 +49,7 @@ func sandboxHidden(o Options) []string {
 		return nil
 	}
 	var hide []string
-	if o.Home != "" {
+	if o.Home != "" && !ticketWorkspace(o.Home, o.Dir) {
 		if h, err := filepath.Abs(o.Home); err == nil {
 			hide = append(hide, h)
 		}
@@ -76,7 +76,7 @@ func userHomeDir() string {
 // plus $REIN_HOME, should it lie inside the workspace.
 func workspaceProtected(o Options) []string {
 	globs := slices.Clone(fstool.DefaultProtected)
-	if o.Home != "" {
+	if o.Home != "" && !ticketWorkspace(o.Home, o.Dir) {
 		if h, err := filepath.Abs(o.Home); err == nil {
 			globs = append(globs, pathrule.EscapeGlob(filepath.ToSlash(h)))
 		}

@@ -1,0 +1,142 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/reinhq/rein/internal/command"
+	"github.com/reinhq/rein/internal/policy"
+	"github.com/reinhq/rein/internal/secret"
+	"github.com/reinhq/rein/internal/tool"
+)
+
+// CommandEnv names the variables an approved verification command gets from rein's
+// environment besides internal/command's fixed ones: what a build tool needs to find its
+// caches. None of them changes what runs.
+var CommandEnv = []string{"HOME", "TMPDIR", "GOCACHE", "GOMODCACHE", "GOPATH"}
+
+// maxOutputShown bounds a command's output in a tool result or an artifact (its tail).
+const maxOutputShown = 4 << 10
+
+// commandRun is one run of an approved command with its output (redacted, its tail).
+type commandRun struct {
+	CommandResult
+	Output string `json:"output"`
+}
+
+// commands returns the locked verification commands as approved commands that run in dir:
+// a relative program path is the worktree's file.
+func (r *Run) commands(dir string) (*command.Registry, error) {
+	var cmds []command.Command
+	for _, id := range slices.Sorted(maps.Keys(r.Lock.Verification)) {
+		v := r.Lock.Verification[id]
+		argv := slices.Clone(v.Argv)
+		if strings.ContainsRune(argv[0], '/') && !filepath.IsAbs(argv[0]) {
+			argv[0] = filepath.Join(dir, filepath.FromSlash(argv[0]))
+		}
+		cmds = append(cmds, command.Command{ID: id, Argv: argv, Dir: dir, Env: CommandEnv})
+	}
+	return command.NewRegistry(cmds...)
+}
+
+// runVerification runs the required verification commands and the extra ones named, in
+// order, in dir through the one process runner, and reports whether every one passed.
+func (r *Run) runVerification(ctx context.Context, dir string, extra []string) ([]commandRun, bool, error) {
+	reg, err := r.commands(dir)
+	if err != nil {
+		return nil, false, err
+	}
+	var ids []string
+	for _, id := range reg.IDs() {
+		if r.Lock.Verification[id].Required || slices.Contains(extra, id) {
+			ids = append(ids, id)
+		}
+	}
+	passed := true
+	var runs []commandRun
+	for _, id := range ids {
+		res, err := reg.Run(ctx, id)
+		if err != nil {
+			return runs, false, fmt.Errorf("verification command %s: %w", id, err)
+		}
+		cr := commandRun{CommandResult: CommandResult{ID: id, Argv: r.Lock.Verification[id].Argv, Required: r.Lock.Verification[id].Required,
+			ExitCode: res.ExitCode, TimedOut: res.TimedOut, DurationMs: res.Duration.Milliseconds(), Passed: res.ExitCode == 0 && !res.TimedOut && !res.Canceled},
+			Output: tail(secret.Redact(res.Output), maxOutputShown)}
+		passed = passed && cr.Passed
+		runs = append(runs, cr)
+	}
+	return runs, passed, nil
+}
+
+func results(runs []commandRun) []CommandResult {
+	out := make([]CommandResult, len(runs))
+	for i, c := range runs {
+		out[i] = c.CommandResult
+	}
+	return out
+}
+
+// tail keeps the last n bytes of s, at a UTF-8 boundary.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	for len(s) > 0 && s[0]&0xC0 == 0x80 {
+		s = s[1:]
+	}
+	return "[…]" + s
+}
+
+// runCommandTool is the writer's run_command tool: it runs an approved verification command
+// by id in the worktree — a fixed argv, the scrubbed environment, no shell. Any other id is
+// refused with BlockWriterUnapprovedBash, which the model sees and the attempt counts.
+type runCommandTool struct {
+	run   *Run
+	dir   string
+	guard *ticketGuard
+}
+
+func (t *runCommandTool) Spec() tool.Spec {
+	ids := slices.Sorted(maps.Keys(t.run.Lock.Verification))
+	return tool.Spec{
+		Name: policy.ToolRunCommand,
+		Description: "Run an approved verification command in your worktree by its id (" + strings.Join(ids, ", ") + "). " +
+			"The program, its arguments and environment are fixed by the project profile; there is no shell and no other command.",
+		Brief:   "Run an approved verification command by id: " + strings.Join(ids, ", ") + ".",
+		Snippet: policy.ToolRunCommand + ": run an approved verification command by id",
+		Schema:  json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"the approved command's id"}},"required":["id"],"additionalProperties":false}`),
+		Replay:  tool.ReplayNever, Sequential: true,
+	}
+}
+
+func (t *runCommandTool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
+	var args struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(call.Args, &args); err != nil {
+		return tool.Result{}, err
+	}
+	if _, ok := t.run.Lock.Verification[args.ID]; !ok {
+		t.guard.count(BlockWriterUnapprovedBash, call.ID)
+		return tool.Result{}, fmt.Errorf("%s: %q is not an approved verification command; only these run, by id, with their fixed arguments: %s",
+			BlockWriterUnapprovedBash, args.ID, strings.Join(slices.Sorted(maps.Keys(t.run.Lock.Verification)), ", "))
+	}
+	reg, err := t.run.commands(t.dir)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	res, err := reg.Run(ctx, args.ID)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	out := tail(secret.Redact(res.Output), maxOutputShown)
+	r := tool.TextResult(fmt.Sprintf("%s exited %d%s\n%s", args.ID, res.ExitCode, map[bool]string{true: " (timed out)"}[res.TimedOut], out))
+	r.IsError = res.ExitCode != 0 || res.TimedOut
+	return r, nil
+}

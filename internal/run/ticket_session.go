@@ -1,0 +1,113 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/reinhq/rein/internal/agentspec"
+	"github.com/reinhq/rein/internal/contextpack"
+	"github.com/reinhq/rein/internal/kernel"
+	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/run/contract"
+	"github.com/reinhq/rein/internal/tool"
+)
+
+// WriterRequestPrefix and ReviewRequestPrefix start every ticket writer and review request
+// of run id; the context hook cuts each model request there.
+func WriterRequestPrefix(id string) string { return "Ticket writer request for run " + id }
+func ReviewRequestPrefix(id string) string { return "Ticket review request for run " + id }
+
+// ticketSession is one fresh session of a ticket's writer or reviewer.
+type ticketSession struct {
+	stage, role, ticket string
+	n                   int
+	pol                 ModelPolicy
+	left                budgetLeft
+	workspace           string
+	sid, dir            string // session id; directory relative to $REIN_HOME
+	system, prefix      string
+	request             string
+	packBytes           int
+	tools               []tool.Tool
+	standard            []string
+	reads               agentspec.ReadScope
+	guard               *ticketGuard
+	// outcome settles the attempt once the session ended: nil when accepted.
+	outcome func() error
+}
+
+// ticketSessionPlace returns the session id and directory (relative to $REIN_HOME) of a
+// ticket attempt; a directory a crash left before its started record became durable is
+// kept as evidence and the session goes beside it.
+func (r *Run) ticketSessionPlace(env Env, stage, ticket string, n int) (sid, dir string) {
+	short := map[string]string{StageTicketExecution: "writer", StageTicketReview: "review"}[stage]
+	sid = fmt.Sprintf("%s-%s-%s-%d", r.ID, ticket, short, n)
+	base := filepath.Join("runs", r.ID, "tickets", ticket)
+	dir = filepath.Join(base, fmt.Sprintf("%s-%d", short, n))
+	for k := 2; ; k++ {
+		if _, err := os.Lstat(filepath.Join(env.Home, dir)); errors.Is(err, os.ErrNotExist) {
+			return sid, dir
+		}
+		dir = filepath.Join(base, fmt.Sprintf("%s-%d.%d", short, n, k))
+	}
+}
+
+// runTicketSession runs s and settles its attempt: accepted when s.outcome says so, failed
+// with its cause otherwise. An error means the attempt is not settled (resume settles it).
+func (r *Run) runTicketSession(ctx context.Context, env Env, s ticketSession) (TicketAttempt, error) {
+	a := TicketAttempt{Ticket: s.ticket, Model: modelName(s.pol), Attempt: Attempt{Stage: s.stage, Attempt: s.n, PackBytes: s.packBytes}}
+	if env.Agents == nil {
+		return a, fmt.Errorf("%w: this environment builds no agents", ErrNotRunnable)
+	}
+	env.crash("ticket-session")
+	agent, err := env.Agents.Agent(ctx, agentspec.Spec{
+		Role: s.role, Workspace: s.workspace, SessionDir: filepath.Join(env.Home, s.dir), SessionID: s.sid,
+		Model:  agentspec.Model{Provider: s.pol.Provider, Model: s.pol.Model, BaseURL: s.pol.BaseURL, Script: s.pol.Script, Thinking: llm.ThinkingLevel(s.pol.Thinking)},
+		System: s.system, Tools: s.tools, Standard: s.standard, Reads: s.reads,
+		MaxTurns: s.left.turns, MaxUsageTokens: s.left.tokens, Deadline: time.Now().Add(s.left.elapsed),
+		ContextHooks: []kernel.ContextHook{contextpack.CutAtPrefix{Prefix: s.prefix}, s.guard},
+		OnRequest:    a.measure,
+		Now:          env.now, LedgerFS: env.SessionFS,
+	})
+	if err != nil {
+		return a, err
+	}
+	defer agent.Close()
+	start := env.now()
+	out, err := agent.Run(ctx, llm.UserText(s.request))
+	if err != nil && (out == nil || !errors.As(err, new(*kernel.BudgetError)) && providerFailure(err) == nil) {
+		return a, err
+	}
+	a.ElapsedMs = env.now().Sub(start).Milliseconds()
+	u := out.Usage
+	a.Turns, a.CostUSD = out.Turns, u.Cost.Total
+	a.InputTokens, a.OutputTokens = u.Input+u.CacheRead+u.CacheWrite, u.Output
+	a.Tokens = a.InputTokens + a.OutputTokens
+	a.Session = SessionAnchor{ID: s.sid, Dir: filepath.ToSlash(s.dir)}
+	a.Session.Seq, a.Session.Hash = agent.Head()
+	a.Refusals = s.guard.refusals()
+	if oerr := s.outcome(); oerr != nil {
+		a.Outcome, a.Detail = "failed", oerr.Error()
+		var ae *contract.AttemptError
+		if errors.As(oerr, &ae) {
+			a.Reason = string(ae.Reason)
+		}
+		if be := (*kernel.BudgetError)(nil); errors.As(out.Err, &be) {
+			a.Reason = ReasonBudgetExhausted
+		}
+		a.Cause, a.provider = attemptCause(out.Err, oerr), providerFailure(out.Err)
+		if a.provider != nil {
+			a.Reason = CauseProviderUnavailable
+		}
+		if out.Err != nil {
+			a.Detail += "; the session ended: " + out.Err.Error()
+		}
+		return a, nil
+	}
+	a.Outcome = "accepted"
+	return a, nil
+}
