@@ -31,6 +31,7 @@ func cleanEnv(t *testing.T) (dir, home string) {
 	dir = t.TempDir()
 	home = filepath.Join(dir, "home")
 	t.Setenv("REIN_HOME", home)
+	t.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(dir, "claude-config")) // no real ~/.claude/settings.json
 	t.Setenv("ANTHROPIC_API_KEY", "")
 	t.Setenv("OPENAI_API_KEY", "")
 	return dir, home

@@ -22,6 +22,8 @@ type project struct {
 	settings Settings
 	// asm is the assembled system prompt.
 	asm *contextpack.Assembly
+	// sources are the settings files of the run, rein's and Claude Code's (rein context).
+	sources []SettingsSource
 }
 
 // openProject reads the settings, passes the project of dir through the trust gate and
@@ -90,8 +92,9 @@ func openProject(o Options, global Settings, dir string, tools *tool.Set, est co
 			pr.settings = global.merge(local)
 		}
 	}
+	pr.settings, pr.sources = withClaudeSettings(o, pr.settings, root, pt.trusted)
 	if o.SystemPrompt != "" {
-		pr.asm = &contextpack.Assembly{Prompt: o.SystemPrompt}
+		pr.asm = &contextpack.Assembly{Prompt: o.SystemPrompt, Diagnostics: pr.settings.warnings}
 		return pr, nil
 	}
 	if pr.asm == nil {
@@ -103,6 +106,7 @@ func openProject(o Options, global Settings, dir string, tools *tool.Set, est co
 			pr.asm.Diagnostics = append([]string{untrustedNotice(pt, ignored)}, pr.asm.Diagnostics...)
 		}
 	}
+	pr.asm.Diagnostics = append(pr.asm.Diagnostics, pr.settings.warnings...)
 	return pr, nil
 }
 
@@ -127,6 +131,8 @@ type Context struct {
 	Estimator string
 	// Trusted says whether the project's own rein resources load (see the trust gate).
 	Trusted bool
+	// Settings are the settings files read, rein's then Claude Code's, with their state.
+	Settings []SettingsSource
 	System  *contextpack.Assembly
 	Tools   []llm.ToolSpec
 	// History is the conversation continued, as adapters send it (healed); Prompt is the new
@@ -214,6 +220,7 @@ func Inspect(o Options, prompt string) (*Context, error) {
 	}
 	c.System = pr.asm
 	c.Trusted = pr.trust.trusted
+	c.Settings = pr.sources
 	c.Tools = toolSpecs(tools)
 	c.History = llm.Heal(history)
 	if prompt != "" {

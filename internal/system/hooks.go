@@ -31,12 +31,21 @@ func (w *hookWiring) forAgent(s *session.Session, resumed bool, model string) (k
 		return nil, nil
 	}
 	r := &command.Runner{Config: w.config, Dir: w.dir, Cwd: w.cwd, Model: model, Source: command.SourceStartup,
-		Confirm: w.confirm, Notice: w.notice}
+		Confirm: w.confirm, Notice: w.notice, PermissionMode: "default"}
+	if w.confirm == nil {
+		// Nobody can be asked: an ask rule or hook refuses the call, as in Claude Code's
+		// dontAsk mode.
+		r.PermissionMode = "dontAsk"
+	}
 	if resumed {
 		r.Source = command.SourceResume
 	}
 	if s != nil {
-		r.SessionID, r.TranscriptPath = s.ID(), filepath.Join(s.Dir(), "ledger.jsonl")
+		// transcript_path is a Claude Code transcript derived from the ledger, rewritten
+		// before each hook runs; the ledger stays the record of truth.
+		tr := &command.Transcript{Path: filepath.Join(s.Dir(), command.TranscriptFile), SessionID: s.ID(), Cwd: w.cwd, Version: "rein"}
+		r.SessionID, r.TranscriptPath = s.ID(), tr.Path
+		r.Sync = func() error { return tr.Write(s.Context()) }
 	}
 	reg := hooks.New(hooks.Options{Report: func(run hooks.Run) { w.report(s, run) }})
 	if err := r.Register(reg); err != nil {
