@@ -94,6 +94,7 @@ func writeContext(e *env, c *system.Context, dir string, full bool) error {
 	if c.Session != "" {
 		fmt.Fprintf(w, "session: %s (%d messages)\n", c.Session, len(c.History))
 	}
+	writeSettingsSources(w, c.Settings)
 	fmt.Fprintln(w)
 	type row struct{ name, source, bytes, tokens string }
 	rows := []row{{"SECTION", "SOURCE", "BYTES", "TOKENS"}}
@@ -148,6 +149,8 @@ type contextJSON struct {
 	Reported      int           `json:"reportedTokens,omitempty"`
 	System        string        `json:"system"`
 	Diagnostics   []string      `json:"diagnostics"`
+	// Settings are the settings files, rein's then Claude Code's, with their state.
+	Settings []system.SettingsSource `json:"settings"`
 }
 
 type sectionJSON struct {
@@ -166,7 +169,7 @@ func writeContextJSON(e *env, c *system.Context) error {
 	out := contextJSON{V: ContextVersion, Provider: c.Provider, Model: c.Model, ContextWindow: c.ContextWindow,
 		MaxTokens: c.MaxTokens, Session: c.Session, Estimator: c.Estimator, Total: sizeJSON{c.Bytes, c.Tokens},
 		RequestBytes: c.RequestBytes, Reported: c.Reported, System: c.System.Prompt,
-		Diagnostics: append([]string{}, c.System.Diagnostics...)}
+		Diagnostics: append([]string{}, c.System.Diagnostics...), Settings: append([]system.SettingsSource{}, c.Settings...)}
 	for _, s := range c.Sections {
 		out.Sections = append(out.Sections, sectionJSON{Name: s.Name, Source: s.Source, Bytes: s.Bytes, Tokens: s.Tokens})
 	}

@@ -234,7 +234,9 @@ func claudeInReinFile(path string, data []byte, ruleRoot string) ([]byte, []stri
 	}
 	var ignored, warnings []string
 	for _, k := range sortedKeys(top) {
-		if k != "hooks" && k != "permissions" && slices.Contains(claudeOnlyKeys, k) {
+		// rein's own keys stay; Claude Code's "sandbox" is an object, rein's a boolean.
+		own := k == "hooks" || k == "permissions" || k == "sandbox" && !bytes.HasPrefix(bytes.TrimSpace(top[k]), []byte("{"))
+		if !own && slices.Contains(claudeOnlyKeys, k) {
 			ignored = append(ignored, k)
 			delete(top, k)
 		}
@@ -320,7 +322,9 @@ var hookFieldNames = []string{"type", "command", "args", "shell", "timeout", "as
 // file turns off the hooks of Claude Code's files (rein's own are not theirs to turn off).
 func withClaudeSettings(o Options, s Settings, root string, trusted bool) (Settings, []SettingsSource) {
 	var sources []SettingsSource
-	add := func(path, scope, state string) { sources = append(sources, SettingsSource{Path: path, Scope: scope, State: state}) }
+	add := func(path, scope, state string) {
+		sources = append(sources, SettingsSource{Path: path, Scope: scope, State: state})
+	}
 	state := func(path string, loaded bool) string {
 		if !exists(path) {
 			return "missing"

@@ -133,8 +133,8 @@ type Context struct {
 	Trusted bool
 	// Settings are the settings files read, rein's then Claude Code's, with their state.
 	Settings []SettingsSource
-	System  *contextpack.Assembly
-	Tools   []llm.ToolSpec
+	System   *contextpack.Assembly
+	Tools    []llm.ToolSpec
 	// History is the conversation continued, as adapters send it (healed); Prompt is the new
 	// user message, nil when a session is continued without one.
 	History []llm.Message

@@ -7,6 +7,7 @@ import (
 	"github.com/reinhq/rein/internal/hooks"
 	"github.com/reinhq/rein/internal/hooks/command"
 	"github.com/reinhq/rein/internal/kernel"
+	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/session"
 )
 
@@ -45,7 +46,13 @@ func (w *hookWiring) forAgent(s *session.Session, resumed bool, model string) (k
 		// before each hook runs; the ledger stays the record of truth.
 		tr := &command.Transcript{Path: filepath.Join(s.Dir(), command.TranscriptFile), SessionID: s.ID(), Cwd: w.cwd, Version: "rein"}
 		r.SessionID, r.TranscriptPath = s.ID(), tr.Path
-		r.Sync = func() error { return tr.Write(s.Context()) }
+		r.Sync = func(pending *llm.Message) error {
+			msgs := s.Context()
+			if pending != nil && (pending.ID == "" || len(msgs) == 0 || msgs[len(msgs)-1].ID != pending.ID) {
+				msgs = append(msgs, *pending)
+			}
+			return tr.Write(msgs)
+		}
 	}
 	reg := hooks.New(hooks.Options{Report: func(run hooks.Run) { w.report(s, run) }})
 	if err := r.Register(reg); err != nil {

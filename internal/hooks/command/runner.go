@@ -44,10 +44,14 @@ type Runner struct {
 	// PermissionMode is the input's permission_mode ("" means "default").
 	PermissionMode string
 	// Sync, when set, brings the transcript at TranscriptPath up to date; it is called before
-	// every command runs, and a failure is a notice (the hook still runs).
-	Sync func() error
+	// every command runs, with the message the event is about when it may not be recorded
+	// yet (Stop's final answer), and a failure is a notice (the hook still runs).
+	Sync func(pending *llm.Message) error
 
 	async asyncQueue
+	// mu guards stopBlocks: the Stop blocks in a row.
+	mu         sync.Mutex
+	stopBlocks int
 }
 
 // SessionStart sources.
@@ -232,8 +236,13 @@ type answer struct {
 // decides nothing, and what the command says when it ends reaches the model later (see
 // asyncQueue).
 func (r *Runner) call(ctx context.Context, h Hook, in input) (*answer, error) {
+	return r.callWith(ctx, h, in, nil)
+}
+
+// callWith is call with the message the event is about (see Runner.Sync).
+func (r *Runner) callWith(ctx context.Context, h Hook, in input, pending *llm.Message) (*answer, error) {
 	if r.Sync != nil {
-		if err := r.Sync(); err != nil {
+		if err := r.Sync(pending); err != nil {
 			r.notice("%s hook %s: the transcript is not up to date: %v", in.HookEventName, h.Name(), err)
 		}
 	}
@@ -526,12 +535,16 @@ func (r *Runner) sessionEnd(ctx context.Context, h Hook, ev *hooks.SessionEnd) e
 	return nil
 }
 
+// maxStopBlocks is how many times in a row Stop hooks may keep a run going; then the run
+// ends regardless, as in Claude Code.
+const maxStopBlocks = 8
+
 func (r *Runner) stop(ctx context.Context, h Hook, ev *hooks.Stop) error {
 	in := r.input(Stop)
 	active := ev.Active
 	last := ev.Message.Text()
 	in.StopHookActive, in.LastAssistantMessage = &active, &last
-	a, err := r.call(ctx, h, in)
+	a, err := r.callWith(ctx, h, in, ev.Message)
 	if err != nil {
 		return err
 	}
@@ -546,6 +559,17 @@ func (r *Runner) stop(ctx context.Context, h Hook, ev *hooks.Stop) error {
 		ev.Continue = ""
 		if a.out.StopReason != "" {
 			r.notice("Stop hook %s: %s", h.Name(), a.out.StopReason)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !ev.Active {
+		r.stopBlocks = 0
+	}
+	if ev.Continue != "" {
+		if r.stopBlocks++; r.stopBlocks > maxStopBlocks {
+			ev.Continue = ""
+			r.notice("Stop hook %s: the run ends anyway: Stop hooks kept it going %d times in a row", h.Name(), maxStopBlocks)
 		}
 	}
 	return nil
