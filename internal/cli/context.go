@@ -97,6 +97,7 @@ func writeContext(e *env, c *system.Context, dir string, full bool) error {
 	if c.Skill != "" {
 		fmt.Fprintf(w, "skill: the prompt invokes %s; its instructions are the prompt\n", c.Skill)
 	}
+	writeSettingsSources(w, c.Settings)
 	fmt.Fprintln(w)
 	type row struct{ name, source, bytes, tokens string }
 	rows := []row{{"SECTION", "SOURCE", "BYTES", "TOKENS"}}
@@ -155,6 +156,8 @@ type contextJSON struct {
 	Reported      int           `json:"reportedTokens,omitempty"`
 	System        string        `json:"system"`
 	Diagnostics   []string      `json:"diagnostics"`
+	// Settings are the settings files, rein's then Claude Code's, with their state.
+	Settings []system.SettingsSource `json:"settings"`
 }
 
 type sectionJSON struct {
@@ -174,7 +177,7 @@ func writeContextJSON(e *env, c *system.Context) error {
 	out := contextJSON{V: ContextVersion, Provider: c.Provider, Model: c.Model, ContextWindow: c.ContextWindow,
 		MaxTokens: c.MaxTokens, Session: c.Session, Skill: c.Skill, Estimator: c.Estimator, Total: sizeJSON{c.Bytes, c.Tokens},
 		RequestBytes: c.RequestBytes, Reported: c.Reported, System: c.System.Prompt,
-		Diagnostics: append([]string{}, c.System.Diagnostics...)}
+		Diagnostics: append([]string{}, c.System.Diagnostics...), Settings: append([]system.SettingsSource{}, c.Settings...)}
 	for _, s := range c.Sections {
 		out.Sections = append(out.Sections, sectionJSON{Name: s.Name, Source: s.Source, ImportedBy: s.ImportedBy, Bytes: s.Bytes, Tokens: s.Tokens})
 	}

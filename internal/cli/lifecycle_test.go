@@ -34,6 +34,7 @@ func cleanEnv(t *testing.T) (dir, home string) {
 	t.Setenv("REIN_HOME", home)
 	// The user's own ~/.claude and ~/.agents must not leak into the tests.
 	t.Setenv("HOME", filepath.Join(dir, "user"))
+	t.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(dir, "claude-config")) // no real ~/.claude/settings.json
 	t.Setenv("ANTHROPIC_API_KEY", "")
 	t.Setenv("OPENAI_API_KEY", "")
 	return dir, home

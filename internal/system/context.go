@@ -22,6 +22,8 @@ type project struct {
 	settings Settings
 	// asm is the assembled system prompt.
 	asm *contextpack.Assembly
+	// sources are the settings files of the run, rein's and Claude Code's (rein context).
+	sources []SettingsSource
 }
 
 // openProject reads the settings, passes the project of dir through the trust gate and
@@ -91,8 +93,9 @@ func openProject(o Options, global Settings, dir string, tools *tool.Set, est co
 			pr.settings = global.merge(local)
 		}
 	}
+	pr.settings, pr.sources = withClaudeSettings(o, pr.settings, root, pt.trusted)
 	if o.SystemPrompt != "" {
-		pr.asm = &contextpack.Assembly{Prompt: o.SystemPrompt}
+		pr.asm = &contextpack.Assembly{Prompt: o.SystemPrompt, Diagnostics: pr.settings.warnings}
 		return pr, nil
 	}
 	if pr.asm == nil {
@@ -104,6 +107,7 @@ func openProject(o Options, global Settings, dir string, tools *tool.Set, est co
 			pr.asm.Diagnostics = append([]string{untrustedNotice(pt, ignored)}, pr.asm.Diagnostics...)
 		}
 	}
+	pr.asm.Diagnostics = append(pr.asm.Diagnostics, pr.settings.warnings...)
 	return pr, nil
 }
 
@@ -130,9 +134,11 @@ type Context struct {
 	Trusted bool
 	// Skill names the skill the prompt invokes with /NAME ("" when it invokes none): the
 	// prompt shown is the skill's.
-	Skill  string
-	System *contextpack.Assembly
-	Tools  []llm.ToolSpec
+	Skill string
+	// Settings are the settings files read, rein's then Claude Code's, with their state.
+	Settings []SettingsSource
+	System   *contextpack.Assembly
+	Tools    []llm.ToolSpec
 	// History is the conversation continued, as adapters send it (healed); Prompt is the new
 	// user message, nil when a session is continued without one.
 	History []llm.Message
@@ -218,6 +224,7 @@ func Inspect(o Options, prompt string) (*Context, error) {
 	}
 	c.System = pr.asm
 	c.Trusted = pr.trust.trusted
+	c.Settings = pr.sources
 	c.Tools = toolSpecs(tools)
 	c.History = llm.Heal(history)
 	if prompt != "" {

@@ -15,7 +15,9 @@
 //
 // Trust and permissions: settings are read strictly from $REIN_HOME/settings.json and, once
 // the project is trusted, from <project>/.rein/settings.json (rule lists concatenate, global
-// first). The project trust gate (--trust/--no-trust, then trust.json, then trust.mode)
+// first); under them, leniently, Claude Code's ~/.claude/settings.json and, once trusted, the
+// project's .claude/settings.json and .claude/settings.local.json (claudesettings.go: rules
+// mapped by policy.FromClaude, unimplemented keys warned about, never fatal). The project trust gate (--trust/--no-trust, then trust.json, then trust.mode)
 // decides whether the project's own rein files load; a project holding none needs no
 // decision. A stored allow records the digests of the guarded files (trustdigest.go) and holds
 // only while they match: a file added, edited or removed since is asked about, or refused

@@ -7,6 +7,7 @@ import (
 	"github.com/reinhq/rein/internal/hooks"
 	"github.com/reinhq/rein/internal/hooks/command"
 	"github.com/reinhq/rein/internal/kernel"
+	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/session"
 )
 
@@ -31,12 +32,27 @@ func (w *hookWiring) forAgent(s *session.Session, resumed bool, model string) (k
 		return nil, nil
 	}
 	r := &command.Runner{Config: w.config, Dir: w.dir, Cwd: w.cwd, Model: model, Source: command.SourceStartup,
-		Confirm: w.confirm, Notice: w.notice}
+		Confirm: w.confirm, Notice: w.notice, PermissionMode: "default"}
+	if w.confirm == nil {
+		// Nobody can be asked: an ask rule or hook refuses the call, as in Claude Code's
+		// dontAsk mode.
+		r.PermissionMode = "dontAsk"
+	}
 	if resumed {
 		r.Source = command.SourceResume
 	}
 	if s != nil {
-		r.SessionID, r.TranscriptPath = s.ID(), filepath.Join(s.Dir(), "ledger.jsonl")
+		// transcript_path is a Claude Code transcript derived from the ledger, rewritten
+		// before each hook runs; the ledger stays the record of truth.
+		tr := &command.Transcript{Path: filepath.Join(s.Dir(), command.TranscriptFile), SessionID: s.ID(), Cwd: w.cwd, Version: "rein"}
+		r.SessionID, r.TranscriptPath = s.ID(), tr.Path
+		r.Sync = func(pending *llm.Message) error {
+			msgs := s.Context()
+			if pending != nil && (pending.ID == "" || len(msgs) == 0 || msgs[len(msgs)-1].ID != pending.ID) {
+				msgs = append(msgs, *pending)
+			}
+			return tr.Write(msgs)
+		}
 	}
 	reg := hooks.New(hooks.Options{Report: func(run hooks.Run) { w.report(s, run) }})
 	if err := r.Register(reg); err != nil {

@@ -3,10 +3,9 @@ package system
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/reinhq/rein/internal/hooks/command"
 	"github.com/reinhq/rein/internal/policy"
@@ -39,6 +38,12 @@ type Settings struct {
 	// SecretEnv adds name patterns (path.Match syntax, case-insensitive) to the environment
 	// variables the bash tool never passes on (shell.DefaultSecretEnv); global only.
 	SecretEnv []string `json:"secretEnv,omitempty"`
+
+	// warnings say what was accepted and ignored (Claude Code keys, rules without an
+	// equivalent, hook events rein never fires), each naming its file.
+	warnings []string
+	// disableClaudeHooks: a Claude Code file set disableAllHooks.
+	disableClaudeHooks bool
 }
 
 // BashSettings configure the bash tool.
@@ -88,6 +93,8 @@ func (s Settings) gateContextFiles() bool {
 // concatenate (global first).
 func (s Settings) merge(o Settings) Settings {
 	s.Hooks = command.Merge(s.Hooks, o.Hooks)
+	s.warnings = append(append([]string(nil), s.warnings...), o.warnings...)
+	s.disableClaudeHooks = s.disableClaudeHooks || o.disableClaudeHooks
 	cat := func(a, b []string) []string { return append(append([]string(nil), a...), b...) }
 	s.Permissions = policy.Rules{
 		Allow: cat(s.Permissions.Allow, o.Permissions.Allow),
@@ -98,33 +105,46 @@ func (s Settings) merge(o Settings) Settings {
 }
 
 // ReadSettings reads the settings file at path strictly; a missing file is empty settings.
-// global says whether it is $REIN_HOME's file. Every problem is an ErrConfig naming the file
-// and the field.
+// global says whether it is $REIN_HOME's file. Every problem is an ErrConfig naming the file,
+// the line where it can tell it, and the field. Claude Code keys rein does not implement
+// (statusLine, env, permissions.defaultMode…) and hook events it never fires are accepted
+// with a warning, as they are in Claude Code's own files; anything else unknown is an error.
 func ReadSettings(path string, global bool) (Settings, error) {
 	var s Settings
+	var data []byte
 	bad := func(format string, args ...any) (Settings, error) {
-		return Settings{}, fmt.Errorf("%w: %s: %s", ErrConfig, path, fmt.Sprintf(format, args...))
+		msg := fmt.Sprintf(format, args...)
+		at := path
+		if n := errLine(data, msg); n > 0 {
+			at = fmt.Sprintf("%s:%d", path, n)
+		}
+		return Settings{}, fmt.Errorf("%w: %s: %s", ErrConfig, at, msg)
 	}
-	f, err := os.Open(path)
+	data, err := readSmall(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}
 	if err != nil {
 		return bad("%v", err)
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return bad("not a regular file")
+	ruleRoot := filepath.Dir(filepath.Dir(path))
+	if global {
+		ruleRoot = filepath.Dir(path)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxSettingsBytes+1))
+	rest, warnings, err := claudeInReinFile(path, data, ruleRoot)
 	if err != nil {
 		return bad("%v", err)
 	}
-	if err := (strictjson.Options{MaxDocumentBytes: maxSettingsBytes}).Unmarshal(data, &s); err != nil {
+	if err := (strictjson.Options{MaxDocumentBytes: maxSettingsBytes}).Unmarshal(rest, &s); err != nil {
 		return bad("%v (expected {\"permissions\": {\"allow\": [...], \"ask\": [...], \"deny\": [...]}, \"trust\": {\"mode\": \"ask\", \"contextFiles\": \"default\"}})", err)
 	}
-	if err := s.Hooks.Check("hooks"); err != nil {
+	s.warnings = warnings
+	hookWarnings, err := s.Hooks.Check("hooks", false)
+	if err != nil {
 		return bad("%v", err)
+	}
+	for _, w := range hookWarnings {
+		s.warnings = append(s.warnings, path+": "+w)
 	}
 	scope := "project"
 	if global {
@@ -180,4 +200,28 @@ func ReadSettings(path string, global bool) (Settings, error) {
 // projectSettingsPath returns the path of a project's settings file.
 func projectSettingsPath(root string) string {
 	return filepath.Join(root, ".rein", SettingsFile)
+}
+
+// errLine finds the line of the field a settings error names: the unknown field it quotes,
+// else the last key of the path it starts with ("hooks.PreToolUse[0].matcher: …").
+func errLine(data []byte, msg string) int {
+	if len(data) == 0 {
+		return 0
+	}
+	if _, after, ok := strings.Cut(msg, `unknown field "`); ok {
+		if key, _, ok := strings.Cut(after, `"`); ok {
+			return lineOf(data, key)
+		}
+	}
+	path, _, ok := strings.Cut(msg, ": ")
+	if !ok || strings.ContainsAny(path, " \"") {
+		return 0
+	}
+	keys := strings.FieldsFunc(path, func(r rune) bool { return r == '.' || r == '[' || r == ']' })
+	for i := len(keys) - 1; i >= 0; i-- {
+		if k := keys[i]; k != "" && (k[0] < '0' || k[0] > '9') {
+			return lineOf(data, k)
+		}
+	}
+	return 0
 }

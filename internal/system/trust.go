@@ -243,6 +243,11 @@ func guarded(root, home string, untrusted []string) []string {
 	if p := projectSettingsPath(root); exists(p) && !sameFile(filepath.Dir(p), home) {
 		out = append(out, p)
 	}
+	for _, p := range claudeProjectSettingsPaths(root) {
+		if exists(p) {
+			out = append(out, p)
+		}
+	}
 	return out
 }
 

@@ -22,11 +22,14 @@ type input struct {
 	PermissionMode string `json:"permission_mode"`
 	HookEventName  string `json:"hook_event_name"`
 
-	// PreToolUse, PostToolUse.
+	// PreToolUse, PostToolUse, PostToolUseFailure.
 	ToolName     string          `json:"tool_name,omitempty"`
 	ToolInput    json.RawMessage `json:"tool_input,omitempty"`
 	ToolResponse json.RawMessage `json:"tool_response,omitempty"`
 	ToolUseID    string          `json:"tool_use_id,omitempty"`
+	// PostToolUseFailure.
+	Error       string `json:"error,omitempty"`
+	IsInterrupt *bool  `json:"is_interrupt,omitempty"`
 	// UserPromptSubmit.
 	Prompt *string `json:"prompt,omitempty"`
 	// SessionStart.
@@ -42,16 +45,20 @@ type input struct {
 	LastAssistantMessage *string `json:"last_assistant_message,omitempty"`
 }
 
-// output is the JSON a command may print on stdout (exit status 0): Claude Code's documented
-// fields, and only those.
+// output is the JSON a command may print on stdout (exit status 0): the fields Claude Code
+// documents, and only those. Fields rein does not act on are accepted and ignored.
 type output struct {
-	Continue       *bool     `json:"continue"`
-	StopReason     string    `json:"stopReason"`
-	SuppressOutput bool      `json:"suppressOutput"`
-	SystemMessage  string    `json:"systemMessage"`
-	Decision       string    `json:"decision"`
-	Reason         string    `json:"reason"`
-	Specific       *specific `json:"hookSpecificOutput"`
+	Continue         *bool     `json:"continue"`
+	StopReason       string    `json:"stopReason"`
+	SuppressOutput   bool      `json:"suppressOutput"`
+	SystemMessage    string    `json:"systemMessage"`
+	TerminalSequence string    `json:"terminalSequence"`
+	Decision         string    `json:"decision"`
+	Reason           string    `json:"reason"`
+	Specific         *specific `json:"hookSpecificOutput"`
+	// Async, AsyncTimeout: the in-band async answer (see [asyncMarker]).
+	Async        bool    `json:"async"`
+	AsyncTimeout float64 `json:"asyncTimeout"`
 }
 
 type specific struct {
@@ -60,57 +67,100 @@ type specific struct {
 	PermissionDecisionReason string          `json:"permissionDecisionReason"`
 	UpdatedInput             json.RawMessage `json:"updatedInput"`
 	AdditionalContext        string          `json:"additionalContext"`
+	// Accepted, not acted on (events rein does not fire, or features it lacks).
+	UpdatedToolOutput      json.RawMessage `json:"updatedToolOutput"`
+	UpdatedMCPToolOutput   json.RawMessage `json:"updatedMCPToolOutput"`
+	ClassifierContext      json.RawMessage `json:"classifierContext"`
+	InitialUserMessage     json.RawMessage `json:"initialUserMessage"`
+	SessionTitle           json.RawMessage `json:"sessionTitle"`
+	WatchPaths             json.RawMessage `json:"watchPaths"`
+	ReloadSkills           json.RawMessage `json:"reloadSkills"`
+	SuppressOriginalPrompt json.RawMessage `json:"suppressOriginalPrompt"`
+	Retry                  json.RawMessage `json:"retry"`
+	Decision               json.RawMessage `json:"decision"`
+	Action                 json.RawMessage `json:"action"`
+	Content                json.RawMessage `json:"content"`
+	DisplayContent         json.RawMessage `json:"displayContent"`
 }
 
 // maxOutputBytes bounds what is read of a command's stdout and of its stderr.
 const maxOutputBytes = 1 << 20
 
-// parseOutput reads a command's stdout strictly for event. It returns nil for output that is
-// empty or plain text (not starting with "{"); JSON must be one object of the documented fields
-// that make sense for the event.
-func parseOutput(event string, stdout []byte) (*output, error) {
+// parseOutput reads a command's stdout for event as Claude Code does. It returns nil for
+// output that is empty, plain text (not starting with "{"), or not valid JSON — Claude Code
+// treats all of those as plain text (a JSON object followed by more text included) — unless
+// strict (a fail-closed hook), where JSON that does not parse is an error. A JSON object
+// must hold only documented fields, each of the right type; notes name the fields present
+// that do not apply to the event (they are ignored).
+func parseOutput(event string, stdout []byte, strict bool) (o *output, notes []string, err error) {
 	t := bytes.TrimSpace(stdout)
 	if len(t) == 0 || t[0] != '{' {
-		return nil, nil
+		return nil, nil, nil
 	}
-	var o output
-	if err := (strictjson.Options{MaxDocumentBytes: maxOutputBytes}).Unmarshal(t, &o); err != nil {
-		return nil, err
+	if err := strictjson.Check(t); err != nil {
+		if strict {
+			return nil, nil, err
+		}
+		return nil, nil, nil
+	}
+	o = &output{}
+	if err := (strictjson.Options{MaxDocumentBytes: maxOutputBytes}).Unmarshal(t, o); err != nil {
+		return nil, nil, err
 	}
 	allowed := map[string][]string{
-		PreToolUse:       {"approve", "block"},
-		PostToolUse:      {"block"},
-		UserPromptSubmit: {"block"},
-		Stop:             {"block"},
+		PreToolUse:         {"approve", "block"},
+		PostToolUse:        {"block"},
+		PostToolUseFailure: {"block"},
+		UserPromptSubmit:   {"block"},
+		Stop:               {"block"},
+		PreCompact:         {"block"},
 	}[event]
 	if o.Decision != "" && !slices.Contains(allowed, o.Decision) {
-		return nil, fmt.Errorf("decision: %q is not a decision of %s (allowed: %s)", o.Decision, event, listOr(allowed))
+		return nil, nil, fmt.Errorf("decision: %q is not a decision of %s (allowed: %s)", o.Decision, event, listOr(allowed))
 	}
 	if o.Decision == "block" && event == Stop && strings.TrimSpace(o.Reason) == "" {
-		return nil, fmt.Errorf("reason: a Stop hook that blocks must say why (the model reads it)")
+		return nil, nil, fmt.Errorf("reason: a Stop hook that blocks must say why (the model reads it)")
 	}
 	if s := o.Specific; s != nil {
 		if s.HookEventName != event {
-			return nil, fmt.Errorf("hookSpecificOutput.hookEventName: %q, want %q", s.HookEventName, event)
+			return nil, nil, fmt.Errorf("hookSpecificOutput.hookEventName: %q, want %q", s.HookEventName, event)
 		}
 		if event != PreToolUse && (s.PermissionDecision != "" || s.PermissionDecisionReason != "" || s.UpdatedInput != nil) {
-			return nil, fmt.Errorf("hookSpecificOutput: permissionDecision, permissionDecisionReason and updatedInput belong to PreToolUse, not %s", event)
-		}
-		switch event {
-		case PreToolUse, PostToolUse, UserPromptSubmit, SessionStart:
-		default:
-			return nil, fmt.Errorf("hookSpecificOutput: %s has no hook-specific output", event)
+			notes = append(notes, "permissionDecision, permissionDecisionReason and updatedInput belong to PreToolUse; ignored")
+			s.PermissionDecision, s.PermissionDecisionReason, s.UpdatedInput = "", "", nil
 		}
 		switch s.PermissionDecision {
-		case "", "allow", "deny", "ask":
+		case "", "allow", "deny", "ask", "defer":
 		default:
-			return nil, fmt.Errorf("hookSpecificOutput.permissionDecision: %q is not allow, deny or ask", s.PermissionDecision)
+			return nil, nil, fmt.Errorf("hookSpecificOutput.permissionDecision: %q is not allow, deny, ask or defer", s.PermissionDecision)
 		}
 		if s.UpdatedInput != nil && !bytes.HasPrefix(bytes.TrimSpace(s.UpdatedInput), []byte("{")) {
-			return nil, fmt.Errorf("hookSpecificOutput.updatedInput: not an object")
+			return nil, nil, fmt.Errorf("hookSpecificOutput.updatedInput: not an object")
 		}
+		for name, v := range map[string]json.RawMessage{"updatedToolOutput": s.UpdatedToolOutput, "updatedMCPToolOutput": s.UpdatedMCPToolOutput,
+			"classifierContext": s.ClassifierContext, "initialUserMessage": s.InitialUserMessage, "sessionTitle": s.SessionTitle,
+			"watchPaths": s.WatchPaths, "reloadSkills": s.ReloadSkills, "suppressOriginalPrompt": s.SuppressOriginalPrompt,
+			"retry": s.Retry, "decision": s.Decision, "action": s.Action, "content": s.Content, "displayContent": s.DisplayContent} {
+			if v != nil {
+				notes = append(notes, "hookSpecificOutput."+name+" is not supported by rein; ignored")
+			}
+		}
+		slices.Sort(notes)
 	}
-	return &o, nil
+	return o, notes, nil
+}
+
+// asyncMarker reports whether line (a command's first line of stdout) is Claude Code's
+// in-band async answer, {"async": true, …}: the command then goes on in the background.
+func asyncMarker(line []byte) bool {
+	t := bytes.TrimSpace(line)
+	if len(t) == 0 || t[0] != '{' || strictjson.Check(t) != nil {
+		return false
+	}
+	var m struct {
+		Async bool `json:"async"`
+	}
+	return json.Unmarshal(t, &m) == nil && m.Async
 }
 
 func listOr(list []string) string {
@@ -121,7 +171,8 @@ func listOr(list []string) string {
 }
 
 // Tool names: rein's tools as Claude Code names its own. A tool not listed keeps its name and
-// its arguments as rein has them.
+// its arguments as rein has them. An edit with several replacements is Claude Code's
+// MultiEdit (see [hookToolName]).
 var claudeNames = map[string]string{
 	"read": "Read", "write": "Write", "edit": "Edit", "bash": "Bash",
 	"grep": "Grep", "find": "Glob", "ls": "LS",
@@ -133,6 +184,20 @@ func ClaudeName(tool string) string {
 		return n
 	}
 	return tool
+}
+
+// hookToolName is the tool_name of a call with rein's arguments raw: MultiEdit for an edit
+// of more than one replacement, else [ClaudeName].
+func hookToolName(tool string, raw json.RawMessage) string {
+	if tool == "edit" {
+		var a struct {
+			Edits []json.RawMessage `json:"edits"`
+		}
+		if json.Unmarshal(raw, &a) == nil && len(a.Edits) > 1 {
+			return "MultiEdit"
+		}
+	}
+	return ClaudeName(tool)
 }
 
 // args is a decoded argument object.
@@ -194,12 +259,13 @@ func toClaude(tool string, raw json.RawMessage, cwd string) (json.RawMessage, er
 			var list []any
 			for _, x := range edits {
 				e, _ := x.(map[string]any)
-				list = append(list, args{"old_string": e["oldText"], "new_string": e["newText"]})
+				list = append(list, args{"old_string": e["oldText"], "new_string": e["newText"], "replace_all": false})
 			}
 			out["edits"] = list
 		}
 	case "bash":
 		copyIf("command", "command")
+		copyIf("description", "description")
 		if t, ok := number(a["timeout"]); ok {
 			out["timeout"] = int64(math.Round(t * 1000)) // Claude Code counts milliseconds
 		}
@@ -286,7 +352,7 @@ func fromClaude(tool string, raw json.RawMessage, cwd string) (json.RawMessage, 
 	case "bash":
 		known = map[string]func(any){
 			"command":     to("command"),
-			"description": func(any) {},
+			"description": to("description"),
 			"timeout": func(v any) {
 				if ms, ok := number(v); ok {
 					out["timeout"] = ms / 1000
@@ -337,24 +403,71 @@ func fromClaude(tool string, raw json.RawMessage, cwd string) (json.RawMessage, 
 	return json.Marshal(out)
 }
 
-// toolResponse is the tool_response of PostToolUse: the result's text, whether it is an error,
-// the file a file tool worked on, and rein's details of the result.
+// toolResponse is the tool_response of PostToolUse in the shape Claude Code gives each tool
+// (Bash: stdout, stderr, interrupted, isImage; Write and Edit: filePath, success and the
+// change; Read: type and file), plus rein's own fields: output (the result's text), isError
+// and details (rein's details of the result). rein's bash merges stderr into stdout.
 func toolResponse(tool string, toolInput json.RawMessage, res *llm.Message) json.RawMessage {
-	r := map[string]any{"output": res.Text(), "isError": res.IsError}
-	if tool == "bash" {
-		r["stdout"] = res.Text()
-	}
+	text := res.Text()
+	r := map[string]any{"output": text, "isError": res.IsError}
 	var in map[string]any
-	if json.Unmarshal(toolInput, &in) == nil {
-		if p, ok := in["file_path"]; ok {
-			r["filePath"] = p
+	_ = json.Unmarshal(toolInput, &in)
+	if p, ok := in["file_path"]; ok {
+		r["filePath"] = p
+	}
+	switch tool {
+	case "bash":
+		var d struct {
+			TimedOut bool `json:"timedOut"`
+			Aborted  bool `json:"aborted"`
 		}
+		_ = json.Unmarshal(res.Details, &d)
+		r["stdout"], r["stderr"], r["interrupted"], r["isImage"] = text, "", d.TimedOut || d.Aborted, false
+	case "write":
+		r["success"], r["content"] = !res.IsError, in["content"]
+	case "edit":
+		r["success"] = !res.IsError
+		if edits, ok := in["edits"]; ok {
+			r["edits"] = edits
+		} else {
+			r["oldString"], r["newString"], r["replaceAll"] = in["old_string"], in["new_string"], false
+		}
+	case "read":
+		start := 1
+		if n, ok := number(in["offset"]); ok && n > 0 {
+			start = int(n)
+		}
+		lines := strings.Count(text, "\n")
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			lines++
+		}
+		r["type"] = "text"
+		r["file"] = map[string]any{"filePath": in["file_path"], "content": text, "numLines": lines, "startLine": start}
 	}
 	if len(res.Details) > 0 {
 		r["details"] = res.Details
 	}
 	b, _ := json.Marshal(r)
 	return b
+}
+
+// failureText is PostToolUseFailure's error: the result's text, after "Exit code N" for a
+// bash command that exited with a status, as Claude Code writes it.
+func failureText(tool string, res *llm.Message) (text string, interrupted bool) {
+	text = res.Text()
+	if tool != "bash" {
+		return text, false
+	}
+	var d struct {
+		ExitCode *int `json:"exitCode"`
+		TimedOut bool `json:"timedOut"`
+		Aborted  bool `json:"aborted"`
+	}
+	_ = json.Unmarshal(res.Details, &d)
+	if d.ExitCode != nil {
+		text = fmt.Sprintf("Exit code %d\n%s", *d.ExitCode, text)
+	}
+	return text, d.TimedOut || d.Aborted
 }
 
 func number(v any) (float64, bool) {

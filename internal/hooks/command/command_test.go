@@ -48,7 +48,7 @@ func newFixture(t *testing.T, scripts map[string]string, settings string) *fixtu
 	if err := strictjson.Unmarshal([]byte(strings.ReplaceAll(settings, "$DIR", f.dir)), &cfg); err != nil {
 		t.Fatalf("settings: %v", err)
 	}
-	if err := cfg.Check("hooks"); err != nil {
+	if _, err := cfg.Check("hooks", false); err != nil {
 		t.Fatalf("settings: %v", err)
 	}
 	cfg.Label("project")
@@ -191,7 +191,7 @@ echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision
 	if err := f.reg.Run(context.Background(), ev); err != nil {
 		t.Fatal(err)
 	}
-	if ev.Block != nil || string(ev.Args) != `{"command":"make test","timeout":30}` {
+	if ev.Block != nil || string(ev.Args) != `{"command":"make test","description":"safer","timeout":30}` {
 		t.Errorf("block %v args %s; want rein's arguments (timeout in seconds)", ev.Block, ev.Args)
 	}
 	if got := f.outcomes(); !strings.HasSuffix(got, "=changed") {
@@ -261,13 +261,16 @@ func TestMatchersAreWholeNameRegexps(t *testing.T) {
 func TestFailOpenAndFailClosed(t *testing.T) {
 	for _, tc := range []struct {
 		name, body, detail, errText string
+		// plainWhenOpen: Claude Code reads JSON that does not parse as plain text, so a hook
+		// failing open runs fine; failing closed it is a failure.
+		plainWhenOpen bool
 	}{
-		{"crash", "cat >/dev/null\necho 'guard: config missing' >&2\nexit 1\n", "exit status 1", "guard: config missing"},
-		{"garbage JSON", "cat >/dev/null\necho '{not json'\n", "invalid output", "not valid"},
-		{"unknown field", "cat >/dev/null\necho '{\"decison\": \"block\"}'\n", "invalid output", "decison"},
-		{"wrong decision", "cat >/dev/null\necho '{\"decision\": \"maybe\"}'\n", "invalid output", "maybe"},
-		{"wrong event name", "cat >/dev/null\necho '{\"hookSpecificOutput\": {\"hookEventName\": \"PostToolUse\"}}'\n", "invalid output", "PostToolUse"},
-		{"killed", "cat >/dev/null\nkill -9 $$\n", "exit status 137", "137"}, // sh reports its child killed
+		{"crash", "cat >/dev/null\necho 'guard: config missing' >&2\nexit 1\n", "exit status 1", "guard: config missing", false},
+		{"garbage JSON", "cat >/dev/null\necho '{not json'\n", "invalid output", "not valid", true},
+		{"unknown field", "cat >/dev/null\necho '{\"decison\": \"block\"}'\n", "invalid output", "decison", false},
+		{"wrong decision", "cat >/dev/null\necho '{\"decision\": \"maybe\"}'\n", "invalid output", "maybe", false},
+		{"wrong event name", "cat >/dev/null\necho '{\"hookSpecificOutput\": {\"hookEventName\": \"PostToolUse\"}}'\n", "invalid output", "PostToolUse", false},
+		{"killed", "cat >/dev/null\nkill -9 $$\n", "exit status 137", "137", false}, // sh reports its child killed
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Fail open (the default): reported, ignored, the call goes ahead.
@@ -276,10 +279,14 @@ func TestFailOpenAndFailClosed(t *testing.T) {
 			if err := f.reg.Run(context.Background(), ev); err != nil || ev.Block != nil {
 				t.Fatalf("fail open: err %v block %v", err, ev.Block)
 			}
-			if got := f.outcomes(); got != "project:PreToolUse[0].hooks[0]=failed("+tc.detail+")" {
+			want := "project:PreToolUse[0].hooks[0]=failed(" + tc.detail + ")"
+			if tc.plainWhenOpen {
+				want = "project:PreToolUse[0].hooks[0]=ok"
+			}
+			if got := f.outcomes(); got != want {
 				t.Errorf("runs %s", got)
 			}
-			if !strings.Contains(f.runs[0].Err.Error(), tc.errText) {
+			if !tc.plainWhenOpen && !strings.Contains(f.runs[0].Err.Error(), tc.errText) {
 				t.Errorf("error %q, want it to mention %q", f.runs[0].Err, tc.errText)
 			}
 			// Fail closed: the registry returns the failure; the kernel refuses the call.
@@ -463,22 +470,42 @@ echo '{"continue": false, "stopReason": "budget for today is spent", "systemMess
 }
 
 func TestConfigCheck(t *testing.T) {
-	for _, tc := range []struct{ settings, want string }{
-		{`{"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "x", "timeout": 30, "failClosed": true}]}]}`, ""},
-		{`{"Notification": [{"hooks": [{"type": "command", "command": "x"}]}]}`, "hooks.Notification: rein runs no hooks for this event"},
-		{`{"PreToolUse": [{"matcher": "(", "hooks": [{"type": "command", "command": "x"}]}]}`, "hooks.PreToolUse[0].matcher:"},
-		{`{"Stop": [{"hooks": [{"type": "prompt", "command": "x"}]}]}`, `hooks.Stop[0].hooks[0].type: "prompt" is not supported`},
-		{`{"Stop": [{"hooks": [{"type": "command", "command": " "}]}]}`, "hooks.Stop[0].hooks[0].command: empty"},
-		{`{"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": -1}]}]}`, "hooks.Stop[0].hooks[0].timeout"},
-		{`{"Stop": [{"hooks": []}]}`, "hooks.Stop[0].hooks: no hooks"},
+	for _, tc := range []struct{ settings, want, warning string }{
+		{`{"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "x", "timeout": 30, "failClosed": true}]}]}`, "", ""},
+		// Every Claude Code event is accepted; those rein never fires are warned about.
+		{`{"Notification": [{"hooks": [{"type": "command", "command": "x"}]}]}`, "", "hooks.Notification: accepted, never fired"},
+		{`{"SubagentStop": [{"matcher": "", "hooks": [{"type": "command", "command": "x"}]}]}`, "", "hooks.SubagentStop: accepted, never fired"},
+		{`{"Notifcation": [{"hooks": [{"type": "command", "command": "x"}]}]}`, "hooks.Notifcation: not a Claude Code hook event", ""},
+		{`{"PreToolUse": [{"matcher": "(", "hooks": [{"type": "command", "command": "x"}]}]}`, "hooks.PreToolUse[0].matcher:", ""},
+		// Claude Code's other handler types parse and never run.
+		{`{"Stop": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]}`, "", `hooks.Stop[0].hooks[0]: hooks of type "prompt" are accepted, never run`},
+		{`{"Stop": [{"hooks": [{"type": "http", "url": "http://x", "headers": {"a": "b"}}]}]}`, "", `hooks of type "http" are accepted, never run`},
+		{`{"Stop": [{"hooks": [{"type": "webhook", "command": "x"}]}]}`, `hooks.Stop[0].hooks[0].type: "webhook" is not a hook type`, ""},
+		{`{"Stop": [{"hooks": [{"type": "command", "command": " "}]}]}`, "hooks.Stop[0].hooks[0].command: empty", ""},
+		{`{"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": -1}]}]}`, "hooks.Stop[0].hooks[0].timeout", ""},
+		{`{"Stop": [{"hooks": []}]}`, "hooks.Stop[0].hooks: no hooks", ""},
+		{`{"PreToolUse": [{"hooks": [{"type": "command", "command": "x", "if": "Bash(git *)", "async": true, "statusMessage": "s"}]}]}`, "", ""},
+		{`{"PreToolUse": [{"hooks": [{"type": "command", "command": "x", "if": "Bash("}]}]}`, "hooks.PreToolUse[0].hooks[0].if:", ""},
 	} {
 		var cfg command.Config
 		if err := strictjson.Unmarshal([]byte(tc.settings), &cfg); err != nil {
 			t.Fatalf("%s: %v", tc.settings, err)
 		}
-		err := cfg.Check("hooks")
+		warnings, err := cfg.Check("hooks", false)
 		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.settings, err, tc.want)
+		}
+		if got := strings.Join(warnings, "\n"); tc.warning == "" && got != "" || !strings.Contains(got, tc.warning) {
+			t.Errorf("%s: warnings %q, want %q", tc.settings, got, tc.warning)
+		}
+		// Leniently (a Claude Code file) an error is a warning and the entry is dropped.
+		if tc.want != "" {
+			var cfg command.Config
+			_ = strictjson.Unmarshal([]byte(tc.settings), &cfg)
+			warnings, err := cfg.Check("hooks", true)
+			if err != nil || !strings.Contains(strings.Join(warnings, "\n"), tc.want) {
+				t.Errorf("lenient %s: %v, warnings %q", tc.settings, err, warnings)
+			}
 		}
 	}
 	var cfg command.Config
@@ -486,11 +513,13 @@ func TestConfigCheck(t *testing.T) {
 		t.Error("a misspelt field was accepted")
 	}
 	a := command.Config{"Stop": {{Hooks: []command.Hook{{Type: "command", Command: "a"}}}}}
-	b := command.Config{"Stop": {{Hooks: []command.Hook{{Type: "command", Command: "b"}}}}}
+	b := command.Config{"Stop": {{Hooks: []command.Hook{{Type: "command", Command: "b"}, {Type: "command", Command: "a"}}}}}
 	a.Label("global")
 	b.Label("project")
 	m := command.Merge(a, b)
-	if len(m["Stop"]) != 2 || m["Stop"][0].Hooks[0].Name() != "global:Stop[0].hooks[0]" || m["Stop"][1].Hooks[0].Name() != "project:Stop[0].hooks[0]" {
+	// The identical handler runs once, as in Claude Code.
+	if len(m["Stop"]) != 2 || m["Stop"][0].Hooks[0].Name() != "global:Stop[0].hooks[0]" || len(m["Stop"][1].Hooks) != 1 ||
+		m["Stop"][1].Hooks[0].Name() != "project:Stop[0].hooks[0]" {
 		t.Errorf("merged %+v", m)
 	}
 }

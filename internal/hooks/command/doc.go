@@ -2,31 +2,38 @@
 // in the shape and with the contract Claude Code documents, so that existing hook scripts work
 // unchanged. The README's "Hooks" section is the user's reference; this is the contract.
 //
-// Configuration ([Config]): event name → matcher groups → hooks of type "command" with a
-// command, a timeout in seconds (default [DefaultTimeout]) and, as a rein extension,
-// failClosed. [Config.Check] refuses unknown events and types, empty commands, bad timeouts
-// and matchers that do not compile. Matchers are RE2 expressions matched against the whole
-// name ("" and "*" match all).
+// Configuration ([Config]): event name → matcher groups → handlers. Every Claude Code event
+// ([ClaudeEvents]) and handler field is accepted; [Config.Check] warns about events rein never
+// fires, handler types other than "command" and PowerShell hooks (accepted, never run) and
+// refuses unknown events and types, empty commands, bad timeouts, matchers and "if" rules that
+// do not compile — or, leniently (Claude Code's own files), drops the entry with a warning.
+// Matchers are names or lists of names, else RE2 expressions matched against the whole name.
 //
 // Events and kernel points ([Runner.Register] adds one hooks.Registry hook per command, in
-// settings order, global first):
+// settings order):
 //
-//	UserPromptSubmit → before_agent_start   PreToolUse → before_tool   PostToolUse → after_tool
-//	SessionStart     → session_start        Stop       → stop          PreCompact  → before_compact
-//	SessionEnd       → session_end
+//	UserPromptSubmit → before_agent_start   PreToolUse → before_tool
+//	SessionStart     → session_start        PostToolUse, PostToolUseFailure → after_tool
+//	SessionEnd       → session_end          Stop → stop       PreCompact → before_compact
 //
-// Running: sh -c in the project directory, the event's JSON on stdin (Claude Code's fields:
-// session_id, transcript_path, cwd, permission_mode, hook_event_name and the event's own; rein's
-// tools under Claude Code's names and argument names, paths absolute), the environment plus
-// CLAUDE_PROJECT_DIR and REIN_PROJECT_DIR, in a process group of its own that is killed when
-// the timeout passes or the run is cancelled. stdout and stderr are read up to 1 MiB each.
+// Running: sh -c (or the program with "args") in the project directory, the event's JSON on
+// stdin (Claude Code's fields: session_id, transcript_path, cwd, permission_mode,
+// hook_event_name and the event's own; rein's tools under Claude Code's names — MultiEdit for
+// an edit of several replacements — with Claude Code's argument names and tool_response
+// shapes, paths absolute), the environment plus CLAUDE_PROJECT_DIR and REIN_PROJECT_DIR (and
+// CLAUDE_PLUGIN_ROOT for a plugin's hooks, see [Config.PluginRoot]), in a process group of
+// its own that is killed when the timeout passes or the run is cancelled. stdout and stderr
+// are read up to 1 MiB each. Before each command [Runner.Sync] rewrites the [Transcript].
 //
-// Answers: exit status 2 blocks (stderr is the reason); exit status 0 with stdout starting with
-// "{" is a JSON answer parsed strictly — the documented fields only, each only for the events it
-// belongs to; other stdout is plain text (context for UserPromptSubmit and SessionStart). Any
-// other exit status, a signal, a timeout or an invalid answer is a *[RunError]: the registry
-// reports it and, per the hook's fail mode, ignores it (fail open, the default) or refuses what
-// the point guards (fail closed).
+// Answers: exit status 2 blocks (stderr is the reason); exit status 0 with stdout that is one
+// JSON object is an answer — the documented fields only; those rein does not act on, or that
+// belong to another event, are ignored with a notice; stdout that is not valid JSON is plain
+// text, as Claude Code reads it (a failure for a fail-closed hook), context for
+// UserPromptSubmit and SessionStart. Any other exit status, a signal, a timeout or an invalid
+// answer is a *[RunError]: the registry reports it and, per the hook's fail mode, ignores it
+// (fail open, the default) or refuses what the point guards (fail closed). Async hooks, and
+// commands whose first line is {"async": true}, run in the background; what they say when
+// they end is appended to the next tool result or prompt.
 //
 // A PreToolUse rewrite (updatedInput) is mapped back to rein's arguments; one rein cannot honour
 // blocks the call rather than letting it run unchanged. The kernel validates the rewrite against

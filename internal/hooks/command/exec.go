@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/reinhq/rein/internal/proc"
@@ -45,14 +46,19 @@ func (e *RunError) HookDetail() string {
 	return e.Kind
 }
 
-// capped keeps the first max bytes written and counts the rest.
+// capped keeps the first max bytes written and counts the rest. When firstLine is set it is
+// called once with the first line of output as soon as it is complete (the async marker).
 type capped struct {
-	buf     bytes.Buffer
-	max     int
-	dropped int
+	mu        sync.Mutex
+	buf       bytes.Buffer
+	max       int
+	dropped   int
+	firstLine func(line []byte)
 }
 
 func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	room := c.max - c.buf.Len()
 	if room > len(p) {
 		room = len(p)
@@ -61,34 +67,105 @@ func (c *capped) Write(p []byte) (int, error) {
 		c.buf.Write(p[:room])
 	}
 	c.dropped += len(p) - max(room, 0)
+	if c.firstLine != nil {
+		if i := bytes.IndexByte(c.buf.Bytes(), '\n'); i >= 0 {
+			f := c.firstLine
+			c.firstLine = nil
+			f(append([]byte(nil), c.buf.Bytes()[:i]...))
+		}
+	}
 	return len(p), nil
 }
 
-// execute runs command with sh -c in dir, stdin as its input, through the process runner
-// (its own process group, killed when timeout passes or ctx ends). Exit statuses 0 and 2 are
-// results; anything else is a *RunError.
-func execute(ctx context.Context, command, dir string, env []string, stdin []byte, timeout time.Duration) (result, error) {
+func (c *capped) bytes() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]byte(nil), c.buf.Bytes()...)
+}
+
+// spec says how to run one hook command.
+type spec struct {
+	command string
+	// args, when set, runs command as the program with these arguments, without a shell.
+	args    []string
+	dir     string
+	env     []string
+	stdin   []byte
+	timeout time.Duration
+}
+
+// running is a command started in the background (an async hook, or one that announced
+// itself async on its first line); done is closed once res and err are set.
+type running struct {
+	done chan struct{}
+	res  result
+	err  error
+}
+
+// start runs sp through the process runner (its own process group, killed when the
+// timeout passes or ctx ends). With background it returns at once, the command running;
+// detach, when it returns true for the first line of stdout, makes start return then;
+// otherwise start returns once the command ended. Exit statuses 0 and 2 are results;
+// anything else is a *RunError.
+func start(ctx context.Context, sp spec, detach func(firstLine []byte) bool, background bool) (r *running, detached bool) {
 	stdout, stderr := &capped{max: maxOutputBytes}, &capped{max: maxOutputBytes}
-	pr := proc.Run(ctx, proc.Spec{
-		Path: "sh", Args: []string{"sh", "-c", command}, Dir: dir, Env: env,
-		Stdin: bytes.NewReader(stdin), Stdout: stdout, Stderr: stderr,
-		Timeout: timeout, WaitDelay: waitDelay,
-	})
-	res := result{code: pr.Code, stdout: stdout.buf.Bytes(), stderr: stderr.buf.Bytes()}
+	early := make(chan struct{})
+	if detach != nil {
+		stdout.firstLine = func(line []byte) {
+			if detach(line) {
+				close(early)
+			}
+		}
+	}
+	path, argv := "sh", []string{"sh", "-c", sp.command}
+	if len(sp.args) > 0 {
+		path, argv = sp.command, append([]string{sp.command}, sp.args...)
+	}
+	r = &running{done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		pr := proc.Run(ctx, proc.Spec{
+			Path: path, Args: argv, Dir: sp.dir, Env: sp.env,
+			Stdin: bytes.NewReader(sp.stdin), Stdout: stdout, Stderr: stderr,
+			Timeout: sp.timeout, WaitDelay: waitDelay,
+		})
+		r.res = result{code: pr.Code, stdout: stdout.bytes(), stderr: stderr.bytes()}
+		r.err = outcome(ctx, pr, r.res, sp.timeout)
+	}()
+	if background {
+		return r, true
+	}
+	select {
+	case <-r.done:
+		return r, false
+	case <-early:
+		return r, true
+	}
+}
+
+// execute runs sp to its end.
+func execute(ctx context.Context, sp spec) (result, error) {
+	r, _ := start(ctx, sp, nil, false)
+	<-r.done
+	return r.res, r.err
+}
+
+// outcome turns how a command ended into nil (exit status 0 or 2) or a *RunError.
+func outcome(ctx context.Context, pr proc.Result, res result, timeout time.Duration) error {
 	switch {
 	case ctx.Err() != nil:
-		return res, &RunError{Kind: "cancelled", Msg: "cancelled: " + ctx.Err().Error()}
+		return &RunError{Kind: "cancelled", Msg: "cancelled: " + ctx.Err().Error()}
 	case pr.Outcome == proc.TimedOut:
-		return res, &RunError{Kind: "timeout", Msg: fmt.Sprintf("timed out after %s (its process group was killed)", timeout)}
+		return &RunError{Kind: "timeout", Msg: fmt.Sprintf("timed out after %s (its process group was killed)", timeout)}
 	case pr.Outcome == proc.Signaled:
-		return res, &RunError{Kind: "signal", Msg: fmt.Sprintf("killed: signal: %v%s", pr.Signal, stderrTail(res.stderr))}
+		return &RunError{Kind: "signal", Msg: fmt.Sprintf("killed: signal: %v%s", pr.Signal, stderrTail(res.stderr))}
 	case pr.Outcome != proc.Exited:
-		return res, &RunError{Kind: "start", Msg: fmt.Sprintf("could not run: %v", pr.Err)}
+		return &RunError{Kind: "start", Msg: fmt.Sprintf("could not run: %v", pr.Err)}
 	}
 	if res.code != 0 && res.code != 2 {
-		return res, &RunError{Kind: "exit", Code: res.code, Msg: fmt.Sprintf("exit status %d%s", res.code, stderrTail(res.stderr))}
+		return &RunError{Kind: "exit", Code: res.code, Msg: fmt.Sprintf("exit status %d%s", res.code, stderrTail(res.stderr))}
 	}
-	return res, nil
+	return nil
 }
 
 // stderrTail quotes the end of a command's stderr for an error message.

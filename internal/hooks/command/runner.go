@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/reinhq/rein/internal/hooks"
@@ -40,6 +41,17 @@ type Runner struct {
 	// Notice shows the user a hook's message (systemMessage, a SessionStart's exit status 2
 	// stderr, a stopReason); nil drops them.
 	Notice func(string)
+	// PermissionMode is the input's permission_mode ("" means "default").
+	PermissionMode string
+	// Sync, when set, brings the transcript at TranscriptPath up to date; it is called before
+	// every command runs, with the message the event is about when it may not be recorded
+	// yet (Stop's final answer), and a failure is a notice (the hook still runs).
+	Sync func(pending *llm.Message) error
+
+	async asyncQueue
+	// mu guards stopBlocks: the Stop blocks in a row.
+	mu         sync.Mutex
+	stopBlocks int
 }
 
 // SessionStart sources.
@@ -58,11 +70,22 @@ func (r *Runner) Register(reg *hooks.Registry) error {
 				return fmt.Errorf("hooks.%s[%d].matcher: %w", event, gi, err)
 			}
 			for _, h := range g.Hooks {
+				if h.skip {
+					continue
+				}
 				name := h.name
 				if name == "" {
 					name = event
 				}
-				opts := []hooks.Option{hooks.Match(r.matcher(event, re))}
+				var cond *ifRule
+				if h.If != "" {
+					c, err := parseIf(h.If)
+					if err != nil {
+						return fmt.Errorf("hooks.%s[%d].if: %w", event, gi, err)
+					}
+					cond = &c
+				}
+				opts := []hooks.Option{hooks.Match(r.matcher(event, re, cond))}
 				if h.FailClosed {
 					opts = append(opts, hooks.FailClosed())
 				}
@@ -70,24 +93,43 @@ func (r *Runner) Register(reg *hooks.Registry) error {
 			}
 		}
 	}
+	r.registerAsync(reg)
 	return nil
 }
 
-// matcher returns the registry predicate of a group: its regexp on the event's subject.
-func (r *Runner) matcher(event string, re *regexp.Regexp) func(hooks.Event) bool {
+// matcher returns the registry predicate of a hook: its group's matcher on the event's
+// subject, and the hook's "if" rule (tool events only; with one, other events never run it).
+func (r *Runner) matcher(event string, re *regexp.Regexp, cond *ifRule) func(hooks.Event) bool {
 	match := func(s ...string) bool {
 		if re == nil {
 			return true
 		}
 		return slices.ContainsFunc(s, re.MatchString)
 	}
+	tool := func(name string, raw json.RawMessage) bool {
+		cc := hookToolName(name, raw)
+		if !match(cc, name) {
+			return false
+		}
+		if cond == nil {
+			return true
+		}
+		in, err := toClaude(name, raw, r.cwd())
+		return err == nil && cond.matches(cc, in, r.cwd())
+	}
 	return func(ev hooks.Event) bool {
+		if e, ok := ev.(*hooks.BeforeTool); ok {
+			return tool(e.Spec.Name, e.Args)
+		}
+		if e, ok := ev.(*hooks.AfterTool); ok {
+			// Claude Code's PostToolUse follows a tool that succeeded, PostToolUseFailure one
+			// that failed.
+			return e.Result.IsError == (event == PostToolUseFailure) && tool(e.Call.Name, e.Args)
+		}
+		if cond != nil {
+			return false
+		}
 		switch e := ev.(type) {
-		case *hooks.BeforeTool:
-			return match(ClaudeName(e.Spec.Name), e.Spec.Name)
-		case *hooks.AfterTool:
-			// Claude Code's PostToolUse follows a tool that succeeded.
-			return !e.Result.IsError && match(ClaudeName(e.Call.Name), e.Call.Name)
 		case *hooks.BeforeAgentStart:
 			return e.Prompt != nil
 		case *hooks.BeforeCompact:
@@ -105,8 +147,8 @@ func (r *Runner) register(reg *hooks.Registry, event, name string, h Hook, opts 
 	switch event {
 	case PreToolUse:
 		hooks.On(reg, name, func(ctx context.Context, ev *hooks.BeforeTool) error { return r.preToolUse(ctx, h, ev) }, opts...)
-	case PostToolUse:
-		hooks.On(reg, name, func(ctx context.Context, ev *hooks.AfterTool) error { return r.postToolUse(ctx, h, ev) }, opts...)
+	case PostToolUse, PostToolUseFailure:
+		hooks.On(reg, name, func(ctx context.Context, ev *hooks.AfterTool) error { return r.postToolUse(ctx, h, event, ev) }, opts...)
 	case UserPromptSubmit:
 		hooks.On(reg, name, func(ctx context.Context, ev *hooks.BeforeAgentStart) error { return r.userPromptSubmit(ctx, h, ev) }, opts...)
 	case SessionStart:
@@ -150,12 +192,18 @@ func endReason(reason string) string {
 	return reason
 }
 
-func (r *Runner) env() []string {
+// env is a command's environment: rein's, CLAUDE_PROJECT_DIR and REIN_PROJECT_DIR, and for
+// a plugin's hook CLAUDE_PLUGIN_ROOT.
+func (r *Runner) env(h Hook) []string {
 	env := r.Env
 	if env == nil {
 		env = os.Environ()
 	}
-	return append(append([]string(nil), env...), "CLAUDE_PROJECT_DIR="+r.Dir, "REIN_PROJECT_DIR="+r.Dir)
+	env = append(append([]string(nil), env...), "CLAUDE_PROJECT_DIR="+r.Dir, "REIN_PROJECT_DIR="+r.Dir)
+	if h.pluginRoot != "" {
+		env = append(env, "CLAUDE_PLUGIN_ROOT="+h.pluginRoot)
+	}
+	return env
 }
 
 func (r *Runner) notice(format string, args ...any) {
@@ -165,7 +213,11 @@ func (r *Runner) notice(format string, args ...any) {
 }
 
 func (r *Runner) input(event string) input {
-	return input{SessionID: r.SessionID, TranscriptPath: r.TranscriptPath, Cwd: r.cwd(), PermissionMode: "default", HookEventName: event}
+	mode := r.PermissionMode
+	if mode == "" {
+		mode = "default"
+	}
+	return input{SessionID: r.SessionID, TranscriptPath: r.TranscriptPath, Cwd: r.cwd(), PermissionMode: mode, HookEventName: event}
 }
 
 // answer is what a command that ran said.
@@ -179,28 +231,82 @@ type answer struct {
 	plain string
 }
 
-// call runs the command of h with in on stdin.
+// call runs the command of h with in on stdin. An async hook, or one whose first line of
+// stdout is the async answer, goes on in the background: call returns an answer that
+// decides nothing, and what the command says when it ends reaches the model later (see
+// asyncQueue).
 func (r *Runner) call(ctx context.Context, h Hook, in input) (*answer, error) {
+	return r.callWith(ctx, h, in, nil)
+}
+
+// callWith is call with the message the event is about (see Runner.Sync).
+func (r *Runner) callWith(ctx context.Context, h Hook, in input, pending *llm.Message) (*answer, error) {
+	if r.Sync != nil {
+		if err := r.Sync(pending); err != nil {
+			r.notice("%s hook %s: the transcript is not up to date: %v", in.HookEventName, h.Name(), err)
+		}
+	}
 	data, err := json.Marshal(in)
 	if err != nil {
 		return nil, err
 	}
-	res, err := execute(ctx, h.Command, r.Dir, r.env(), data, h.timeout())
-	if err != nil {
-		return nil, err
+	sp := spec{command: h.Command, args: h.Args, dir: r.Dir, env: r.env(h), stdin: data, timeout: h.timeout()}
+	if h.pluginRoot != "" {
+		sp.command = strings.ReplaceAll(sp.command, "${CLAUDE_PLUGIN_ROOT}", h.pluginRoot)
+		sp.args = slices.Clone(sp.args)
+		for i := range sp.args {
+			sp.args[i] = strings.ReplaceAll(sp.args[i], "${CLAUDE_PLUGIN_ROOT}", h.pluginRoot)
+		}
 	}
-	a := &answer{event: in.HookEventName}
+	// A command runs under a context of its own, cancelled with the run's unless it went to
+	// the background; its timeout still bounds it there.
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var bg bool
+	var mu sync.Mutex
+	stopAfter := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !bg {
+			cancel()
+		}
+	})
+	// A fail-closed hook is awaited: its answer is what guards the point.
+	detach := func(line []byte) bool { return !h.FailClosed && asyncMarker(line) }
+	run, detached := start(runCtx, sp, detach, h.async())
+	mu.Lock()
+	bg = detached
+	mu.Unlock()
+	if detached {
+		r.async.add(r, h, in.HookEventName, run, cancel)
+		return &answer{event: in.HookEventName}, nil
+	}
+	stopAfter()
+	cancel()
+	if run.err != nil {
+		return nil, run.err
+	}
+	return r.answer(h, in.HookEventName, run.res)
+}
+
+// answer reads what a command that ended said.
+func (r *Runner) answer(h Hook, event string, res result) (*answer, error) {
+	a := &answer{event: event}
 	if res.code == 2 {
 		a.blocked, a.reason = true, strings.TrimSpace(strings.ToValidUTF8(string(res.stderr), "\uFFFD"))
 		return a, nil
 	}
-	if a.out, err = parseOutput(in.HookEventName, res.stdout); err != nil {
+	out, notes, err := parseOutput(event, res.stdout, h.FailClosed)
+	if err != nil {
 		return nil, &RunError{Kind: "output", Msg: "its answer on stdout is not valid: " + err.Error()}
 	}
+	for _, n := range notes {
+		r.notice("%s hook %s: %s", event, h.Name(), n)
+	}
+	a.out = out
 	if a.out == nil {
 		a.plain = strings.TrimSpace(strings.ToValidUTF8(string(res.stdout), "\uFFFD"))
 	} else if a.out.SystemMessage != "" {
-		r.notice("%s hook %s: %s", in.HookEventName, h.Name(), a.out.SystemMessage)
+		r.notice("%s hook %s: %s", event, h.Name(), a.out.SystemMessage)
 	}
 	return a, nil
 }
@@ -258,7 +364,7 @@ func (r *Runner) preToolUse(ctx context.Context, h Hook, ev *hooks.BeforeTool) e
 		return err
 	}
 	in := r.input(PreToolUse)
-	in.ToolName, in.ToolInput, in.ToolUseID = ClaudeName(tool), toolInput, ev.Call.ID
+	in.ToolName, in.ToolInput, in.ToolUseID = hookToolName(tool, ev.Args), toolInput, ev.Call.ID
 	a, err := r.call(ctx, h, in)
 	if err != nil {
 		return err
@@ -330,15 +436,23 @@ func (r *Runner) ask(h Hook, in input, reason string) error {
 	return nil
 }
 
-func (r *Runner) postToolUse(ctx context.Context, h Hook, ev *hooks.AfterTool) error {
+func (r *Runner) postToolUse(ctx context.Context, h Hook, event string, ev *hooks.AfterTool) error {
 	tool := ev.Call.Name
 	toolInput, err := toClaude(tool, ev.Args, r.cwd())
 	if err != nil {
 		return err
 	}
-	in := r.input(PostToolUse)
-	in.ToolName, in.ToolInput, in.ToolUseID = ClaudeName(tool), toolInput, ev.Call.ID
-	in.ToolResponse = toolResponse(tool, toolInput, ev.Result)
+	in := r.input(event)
+	in.ToolName, in.ToolInput, in.ToolUseID = hookToolName(tool, ev.Args), toolInput, ev.Call.ID
+	if event == PostToolUseFailure {
+		text, interrupted := failureText(tool, ev.Result)
+		in.Error = text
+		if interrupted {
+			in.IsInterrupt = &interrupted
+		}
+	} else {
+		in.ToolResponse = toolResponse(tool, toolInput, ev.Result)
+	}
 	a, err := r.call(ctx, h, in)
 	if err != nil {
 		return err
@@ -355,7 +469,7 @@ func (r *Runner) postToolUse(ctx context.Context, h Hook, ev *hooks.AfterTool) e
 	}
 	if len(feedback) > 0 {
 		res := *ev.Result
-		res.Content = append(append([]llm.Part(nil), res.Content...), llm.Text("\n\nPostToolUse hook feedback:\n"+strings.Join(feedback, "\n")))
+		res.Content = append(append([]llm.Part(nil), res.Content...), llm.Text("\n\n"+event+" hook feedback:\n"+strings.Join(feedback, "\n")))
 		ev.Result = &res
 	}
 	return a.stop()
@@ -421,12 +535,16 @@ func (r *Runner) sessionEnd(ctx context.Context, h Hook, ev *hooks.SessionEnd) e
 	return nil
 }
 
+// maxStopBlocks is how many times in a row Stop hooks may keep a run going; then the run
+// ends regardless, as in Claude Code.
+const maxStopBlocks = 8
+
 func (r *Runner) stop(ctx context.Context, h Hook, ev *hooks.Stop) error {
 	in := r.input(Stop)
 	active := ev.Active
 	last := ev.Message.Text()
 	in.StopHookActive, in.LastAssistantMessage = &active, &last
-	a, err := r.call(ctx, h, in)
+	a, err := r.callWith(ctx, h, in, ev.Message)
 	if err != nil {
 		return err
 	}
@@ -441,6 +559,17 @@ func (r *Runner) stop(ctx context.Context, h Hook, ev *hooks.Stop) error {
 		ev.Continue = ""
 		if a.out.StopReason != "" {
 			r.notice("Stop hook %s: %s", h.Name(), a.out.StopReason)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !ev.Active {
+		r.stopBlocks = 0
+	}
+	if ev.Continue != "" {
+		if r.stopBlocks++; r.stopBlocks > maxStopBlocks {
+			ev.Continue = ""
+			r.notice("Stop hook %s: the run ends anyway: Stop hooks kept it going %d times in a row", h.Name(), maxStopBlocks)
 		}
 	}
 	return nil

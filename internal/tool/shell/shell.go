@@ -117,6 +117,7 @@ const schema = `{
   "type": "object",
   "properties": {
     "command": {"type": "string", "description": "Bash command to execute"},
+    "description": {"type": "string", "description": "What the command does, in a few words (optional; shown to hooks)"},
     "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 2147483, "description": "Timeout in seconds (optional, no default timeout)"}
   },
   "required": ["command"],
@@ -147,8 +148,10 @@ func (b *Bash) Spec() tool.Spec {
 }
 
 type args struct {
-	Command string   `json:"command"`
-	Timeout *float64 `json:"timeout"`
+	Command string `json:"command"`
+	// Description says what the command does; it changes nothing about how it runs.
+	Description string   `json:"description"`
+	Timeout     *float64 `json:"timeout"`
 }
 
 // Details is the structured outcome placed in [tool.Result.Details].
