@@ -230,10 +230,16 @@ func usage(u llm.Usage) []attr {
 	}
 }
 
-// defaultBaseURLs are where the providers' adapters send requests when no base URL is set.
-var defaultBaseURLs = map[string]string{
-	llm.ProviderAnthropic: "https://api.anthropic.com",
-	llm.ProviderOpenAI:    "https://api.openai.com/v1",
+// defaultBaseURL is where provider's adapter sends requests when no base URL is set (a
+// switch, not a map: nothing to build at package load).
+func defaultBaseURL(provider string) string {
+	switch provider {
+	case llm.ProviderAnthropic:
+		return "https://api.anthropic.com"
+	case llm.ProviderOpenAI:
+		return "https://api.openai.com/v1"
+	}
+	return ""
 }
 
 // server is server.address and server.port of the provider endpoint baseURL (or the
@@ -241,7 +247,7 @@ var defaultBaseURLs = map[string]string{
 // when the endpoint is unknown (the script model) or not a URL.
 func server(provider, baseURL string) []attr {
 	if baseURL == "" {
-		baseURL = defaultBaseURLs[provider]
+		baseURL = defaultBaseURL(provider)
 	}
 	u, err := url.Parse(baseURL)
 	if err != nil || u.Hostname() == "" {

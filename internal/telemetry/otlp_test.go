@@ -97,3 +97,25 @@ func TestOTLPConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestServerAttributes checks server.address and server.port: the provider's default
+// endpoint, a given one (host and port only), none for the script model.
+func TestServerAttributes(t *testing.T) {
+	for _, tc := range []struct{ provider, baseURL, want string }{
+		{"anthropic", "", "server.address=api.anthropic.com server.port=443"},
+		{"openai", "", "server.address=api.openai.com server.port=443"},
+		{"openai-compat", "http://localhost:11434/v1", "server.address=localhost server.port=11434"},
+		{"openai-compat", "http://[::1]/v1", "server.address=::1 server.port=80"},
+		{"openai", "https://u:secret@proxy.example/v1?key=secret", "server.address=proxy.example server.port=443"},
+		{"script", "", ""},
+		{"openai-compat", "not a url", ""},
+	} {
+		var got []string
+		for _, a := range server(tc.provider, tc.baseURL) {
+			got = append(got, string(a.kv.Key)+"="+a.kv.Value.Emit())
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%s %q: %v, want %s", tc.provider, tc.baseURL, got, tc.want)
+		}
+	}
+}
