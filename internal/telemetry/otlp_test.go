@@ -119,3 +119,32 @@ func TestServerAttributes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkOTLPEncode measures encoding one batch of 100 spans of a run's shape in each OTLP
+// encoding.
+func BenchmarkOTLPEncode(b *testing.B) {
+	tid, _ := trace.TraceIDFromHex("0102030405060708090a0b0c0d0e0f10")
+	res := resource.NewSchemaless(attribute.String("service.name", "rein"))
+	spans := make([]sdktrace.ReadOnlySpan, 100)
+	for i := range spans {
+		var sid trace.SpanID
+		sid[7] = byte(i + 1)
+		stub := tracetest.SpanStub{Name: "chat claude-sonnet-4-5", Resource: res, StartTime: time.Unix(1700000000, 0), EndTime: time.Unix(1700000001, 0),
+			SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled}),
+			Attributes: []attribute.KeyValue{attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.request.model", "claude-sonnet-4-5"),
+				attribute.Int("gen_ai.usage.input_tokens", 1200), attribute.Int("gen_ai.usage.output_tokens", 80), attribute.StringSlice("gen_ai.response.finish_reasons", []string{"end_turn"})}}
+		spans[i] = stub.Snapshot()
+	}
+	b.Run("protobuf", func(b *testing.B) {
+		for b.Loop() {
+			marshalProto(encodeSpans(spans))
+		}
+	})
+	b.Run("json", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := json.Marshal(encodeSpans(spans)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
