@@ -182,8 +182,12 @@ func TestTraceTree(t *testing.T) {
 	}
 	// A GenAI span is named after its operation and model or tool ("chat script",
 	// "execute_tool read"); named("chat") finds them all.
-	is := func(s tracetest.SpanStub, name string) bool { return s.Name == name || strings.HasPrefix(s.Name, name+" ") }
-	parentIs := func(s tracetest.SpanStub, name string) bool { return s.Parent.IsValid() && is(byID[s.Parent.SpanID().String()], name) }
+	is := func(s tracetest.SpanStub, name string) bool {
+		return s.Name == name || strings.HasPrefix(s.Name, name+" ")
+	}
+	parentIs := func(s tracetest.SpanStub, name string) bool {
+		return s.Parent.IsValid() && is(byID[s.Parent.SpanID().String()], name)
+	}
 	named := func(name string) []tracetest.SpanStub {
 		var out []tracetest.SpanStub
 		for _, s := range spans {

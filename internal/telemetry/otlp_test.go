@@ -112,7 +112,7 @@ func TestServerAttributes(t *testing.T) {
 	} {
 		var got []string
 		for _, a := range server(tc.provider, tc.baseURL) {
-			got = append(got, string(a.kv.Key)+"="+a.kv.Value.Emit())
+			got = append(got, string(a.kv.Key)+"="+a.kv.Value.String())
 		}
 		if strings.Join(got, " ") != tc.want {
 			t.Errorf("%s %q: %v, want %s", tc.provider, tc.baseURL, got, tc.want)
