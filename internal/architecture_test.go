@@ -69,7 +69,7 @@ var rules = []rule{
 	{
 		pkgs:   []string{"./cmd/rein"},
 		forbid: []string{"google.golang.org/grpc/...", "google.golang.org/protobuf/...", "github.com/golang/protobuf/..."},
-		reason: "The rein binary speaks JSON over HTTP to providers, JSON lines to its clients and OTLP/HTTP JSON (its own encoder) to trace collectors; a gRPC or protobuf module would add megabytes and a large dependency tree for nothing rein needs. One that must come in gets an allow entry saying why.",
+		reason: "The rein binary speaks JSON over HTTP to providers, JSON lines to its clients and OTLP/HTTP, protobuf or JSON, to trace collectors through its own encoders; a gRPC or protobuf module would add megabytes and a large dependency tree for nothing rein needs (linking the OTLP/HTTP exporter module measured +4.0 MB and +200 KB, 1,470 allocations at every start). Tests may decode with the official OTLP types. One that must come in gets an allow entry saying why.",
 	},
 	{
 		pkgs: []string{"./internal/tui/..."},

@@ -90,6 +90,10 @@ type Message struct {
 	Usage      *Usage     `json:"usage,omitempty"`
 	StopReason StopReason `json:"stopReason,omitempty"`
 	Err        *Error     `json:"error,omitempty"`
+	// FinishReason is the provider's own word for how the answer ended (Anthropic's
+	// stop_reason, Chat Completions' finish_reason, the Responses API's status or incomplete
+	// reason), for telemetry; StopReason is what rein makes of it. Not recorded.
+	FinishReason string `json:"-"`
 
 	// Tool results: which call they answer.
 	ToolCallID string `json:"toolCallId,omitempty"`

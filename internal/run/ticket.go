@@ -3,7 +3,6 @@ package run
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -60,7 +59,7 @@ const MaxTicketAttempts = 3
 
 // ticketID is the form of a ticket id rein can run: it names a directory and goes into
 // commit trailers and session ids.
-var ticketID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var ticketID = newLazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // TicketSchedule is the body of ticket.scheduled: the fan-out decision made once before any
 // ticket starts, with the base the delivery branch is made from.

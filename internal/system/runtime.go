@@ -1,6 +1,7 @@
 package system
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -359,7 +360,7 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 	// Telemetry wraps the model (after retries, so one span is one logical request) and the
 	// recorder, and observes the events; it changes nothing they do.
 	inst := o.Tracer.Instrument(telemetry.Subject{SessionID: sessionID, Provider: info.Provider, Model: info.ID,
-		MaxTokens: info.MaxOutput, Tools: rt.Tools.Names()})
+		MaxTokens: info.MaxOutput, Tools: rt.Tools.Names(), BaseURL: cmp.Or(o.BaseURL, info.BaseURL)})
 	model, rec = inst.Model(model), inst.Recorder(rec)
 	agent, err := kernel.New(kernel.Config{
 		Model:          model,

@@ -142,7 +142,7 @@ func tracedRun(t *testing.T, prompt string) (tracetest.SpanStubs, string) {
 func TestTraceCarriesNoContent(t *testing.T) {
 	for _, prompt := range []string{"please do it " + canaryPrompt, "terminal " + canaryPrompt} {
 		spans, full := tracedRun(t, prompt)
-		if len(spans) < 5 || !strings.Contains(full, telemetry.SpanAIRequest) {
+		if len(spans) < 5 || !strings.Contains(full, telemetry.ChatSpan("script")) {
 			t.Fatalf("%q: only %d spans exported; the test would check nothing", prompt, len(spans))
 		}
 		js, err := json.Marshal(spans)
@@ -180,10 +180,18 @@ func TestTraceTree(t *testing.T) {
 		}
 		return m
 	}
+	// A GenAI span is named after its operation and model or tool ("chat script",
+	// "execute_tool read"); named("chat") finds them all.
+	is := func(s tracetest.SpanStub, name string) bool {
+		return s.Name == name || strings.HasPrefix(s.Name, name+" ")
+	}
+	parentIs := func(s tracetest.SpanStub, name string) bool {
+		return s.Parent.IsValid() && is(byID[s.Parent.SpanID().String()], name)
+	}
 	named := func(name string) []tracetest.SpanStub {
 		var out []tracetest.SpanStub
 		for _, s := range spans {
-			if s.Name == name {
+			if is(s, name) {
 				out = append(out, s)
 			}
 		}
@@ -209,7 +217,7 @@ func TestTraceTree(t *testing.T) {
 		t.Errorf("want two turns under the run, got %d", len(turns))
 	}
 
-	reqs := named(telemetry.SpanAIRequest)
+	reqs := named(telemetry.OpChat)
 	if len(reqs) != 2 {
 		t.Fatalf("want 2 ai requests (the retry is inside the second), got %d", len(reqs))
 	}
@@ -238,7 +246,7 @@ func TestTraceTree(t *testing.T) {
 		t.Errorf("second request: retries %v, events %v", second[telemetry.AttrRetryCount], reqs[1].Events)
 	}
 
-	tools := named(telemetry.SpanTool)
+	tools := named(telemetry.OpExecuteTool)
 	if len(tools) != 5 {
 		t.Fatalf("want 5 tool spans, got %d", len(tools))
 	}
@@ -265,7 +273,7 @@ func TestTraceTree(t *testing.T) {
 		}
 		if a[telemetry.AttrStepKind] == telemetry.StepToolCall {
 			toolSteps++
-			if parent(s) != telemetry.SpanTool || a[telemetry.AttrToolReplay] == nil {
+			if !parentIs(s, telemetry.OpExecuteTool) || a[telemetry.AttrToolReplay] == nil {
 				t.Errorf("tool step %v under %s", a, parent(s))
 			}
 		}

@@ -1,6 +1,8 @@
 package telemetry
 
 import (
+	"net/url"
+	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -10,14 +12,15 @@ import (
 	"github.com/reinhq/rein/internal/tool"
 )
 
-// Span names.
+// Span names. The three spans the GenAI semantic conventions define are named as they say:
+// the agent run is "invoke_agent rein", a provider request "chat {gen_ai.request.model}" (see
+// [ChatSpan]) and a tool call "execute_tool {gen_ai.tool.name}" (see [ToolSpan]); rein's own
+// spans keep the rein. prefix.
 const (
-	SpanRun          = "rein.run"
+	SpanRun          = OpInvokeAgent + " " + AgentName
 	SpanTurn         = "rein.turn"
 	SpanStep         = "rein.step"
-	SpanTool         = "rein.tool"
 	SpanCheckpoint   = "rein.checkpoint"
-	SpanAIRequest    = "rein.ai.request"
 	SpanSessionWrite = "rein.session.write"
 
 	// EventRetry is the span event of a failed provider attempt that is retried.
@@ -43,8 +46,12 @@ const (
 	GenAIUsageCacheWriteTokens = "gen_ai.usage.cache_creation.input_tokens"
 	GenAIToolName              = "gen_ai.tool.name"
 	GenAIToolCallID            = "gen_ai.tool.call.id"
+	GenAIToolType              = "gen_ai.tool.type"
+	GenAIAgentName             = "gen_ai.agent.name"
 	ErrorType                  = "error.type"
 	HTTPResponseStatusCode     = "http.response.status_code"
+	ServerAddress              = "server.address"
+	ServerPort                 = "server.port"
 )
 
 // GenAI operation names.
@@ -53,6 +60,24 @@ const (
 	OpChat        = "chat"
 	OpExecuteTool = "execute_tool"
 )
+
+// AgentName is gen_ai.agent.name of the invoke_agent span.
+const AgentName = "rein"
+
+// ChatSpan is the name of the span of a request to model: "chat {model}", or "chat" when the
+// model id does not look like one.
+func ChatSpan(model string) string { return opSpan(OpChat, model) }
+
+// ToolSpan is the name of the span of a call to tool: "execute_tool {tool}"; a tool the agent
+// does not offer is "other".
+func ToolSpan(tool string) string { return opSpan(OpExecuteTool, tool) }
+
+func opSpan(op, id string) string {
+	if id = safeID(id); id == "invalid" {
+		return op
+	}
+	return op + " " + id
+}
 
 // rein's own attribute keys.
 const (
@@ -99,6 +124,9 @@ const (
 
 	ToolCompleted = "completed"
 	ToolError     = "error"
+	// ErrTool is error.type of a tool call that ran and returned an error result; a call whose
+	// result was decided without running it has error.type not_run.
+	ErrTool = "tool_error"
 	// ToolNotRun: the call got its result without running (unknown tool, invalid arguments,
 	// refused, cut by the output limit, or aborted before it started).
 	ToolNotRun = "not_run"
@@ -171,9 +199,24 @@ var (
 func stopReason(key string, r llm.StopReason) attr { return enum(key, string(r), stopReasons...) }
 func errorKind(k llm.ErrorKind) attr               { return enum(ErrorType, string(k), errorKinds...) }
 
-// finishReason is the GenAI finish_reasons attribute: one stop reason, as a list.
-func finishReason(r llm.StopReason) attr {
-	return attr{attribute.StringSlice(GenAIResponseFinishReason, []string{oneOf(string(r), stopReasons...)})}
+// finishReasons are the finish reasons providers send, as the GenAI conventions want them:
+// Anthropic's stop_reason, Chat Completions' finish_reason (OpenAI and the servers that speak
+// it), and for the OpenAI Responses API its status or, when incomplete, the reason.
+var finishReasons = []string{
+	"end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal", "model_context_window_exceeded",
+	"stop", "length", "tool_calls", "content_filter", "function_call",
+	"completed", "max_output_tokens",
+}
+
+// finishReason is the GenAI finish_reasons attribute of msg: the provider's own reason (a value
+// outside the list above is "other"), or rein's stop reason for a model that reports none
+// (the script model).
+func finishReason(msg *llm.Message) attr {
+	r := oneOf(string(msg.StopReason), stopReasons...)
+	if msg.FinishReason != "" {
+		r = oneOf(msg.FinishReason, finishReasons...)
+	}
+	return attr{attribute.StringSlice(GenAIResponseFinishReason, []string{r})}
 }
 
 // usage is the token counts and cost of u.
@@ -185,4 +228,43 @@ func usage(u llm.Usage) []attr {
 		count(GenAIUsageCacheWriteTokens, u.CacheWrite),
 		money(AttrCostUSD, u.Cost.Total),
 	}
+}
+
+// defaultBaseURL is where provider's adapter sends requests when no base URL is set (a
+// switch, not a map: nothing to build at package load).
+func defaultBaseURL(provider string) string {
+	switch provider {
+	case llm.ProviderAnthropic:
+		return "https://api.anthropic.com"
+	case llm.ProviderOpenAI:
+		return "https://api.openai.com/v1"
+	}
+	return ""
+}
+
+// server is server.address and server.port of the provider endpoint baseURL (or the
+// provider's default): the host and the port only, never credentials, path or query. None
+// when the endpoint is unknown (the script model) or not a URL.
+func server(provider, baseURL string) []attr {
+	if baseURL == "" {
+		baseURL = defaultBaseURL(provider)
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil || u.Hostname() == "" {
+		return nil
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		switch u.Scheme {
+		case "https":
+			port = 443
+		case "http":
+			port = 80
+		}
+	}
+	a := []attr{ident(ServerAddress, u.Hostname())}
+	if port > 0 && port < 1<<16 {
+		a = append(a, count(ServerPort, port))
+	}
+	return a
 }

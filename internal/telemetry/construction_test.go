@@ -12,13 +12,13 @@ import (
 // TestAttributesByConstruction keeps the rule of attr.go checkable: only span.go writes to an
 // OpenTelemetry span, and only attr.go (plus the resource in telemetry.go) makes attribute
 // values, so every exported value goes through a constructor that admits no free text. The
-// OTLP exporter (otlp.go) reads values to encode them and may name no constructor.
+// OTLP encoder (otlpenc.go) reads values to encode them and may name no constructor.
 func TestAttributesByConstruction(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// What otlp.go may name of package attribute: types and type constants, nothing that
+	// What otlpenc.go may name of package attribute: types and type constants, nothing that
 	// makes a value.
 	encoderReads := map[string]bool{"Value": true, "Distinct": true, "BOOL": true, "INT64": true, "FLOAT64": true,
 		"STRING": true, "BOOLSLICE": true, "INT64SLICE": true, "FLOAT64SLICE": true, "STRINGSLICE": true,
@@ -44,7 +44,7 @@ func TestAttributesByConstruction(t *testing.T) {
 				t.Errorf("%s: %s writes to a span; only span.go may", fset.Position(sel.Pos()), sel.Sel.Name)
 			}
 			if id, ok := sel.X.(*ast.Ident); ok && id.Name == "attribute" && sel.Sel.Name != "KeyValue" &&
-				f != "attr.go" && f != "telemetry.go" && (f != "otlp.go" || !encoderReads[sel.Sel.Name]) {
+				f != "attr.go" && f != "telemetry.go" && (f != "otlpenc.go" || !encoderReads[sel.Sel.Name]) {
 				t.Errorf("%s: attribute.%s outside attr.go", fset.Position(sel.Pos()), sel.Sel.Name)
 			}
 			return true

@@ -5,32 +5,39 @@
 //
 // An [Instrument] watches one agent from the outside — as an observer of the kernel's event
 // stream, a decorator of its model and a decorator of its recorder — and never changes what
-// the agent does. It makes these spans:
+// the agent does. It makes these spans; the three the OpenTelemetry GenAI semantic
+// conventions define are named as they say, rein's own keep the rein. prefix:
 //
-//	rein.run                     one Run or Continue (agent_start → agent_end)
+//	invoke_agent rein            one Run or Continue (agent_start → agent_end)
 //	├─ rein.session.write        the prompt's entry
 //	└─ rein.turn                 one turn (turn_start → turn_end)
 //	   ├─ rein.checkpoint        kind=compaction: a compaction, around its step
 //	   │  └─ rein.step           kind=compaction
 //	   │     ├─ rein.session.write
-//	   │     └─ rein.ai.request  the summarization request(s)
+//	   │     └─ chat {model}     the summarization request(s)
 //	   ├─ rein.step              kind=model_call: intent → settlement, one durable attempt
 //	   │  ├─ rein.session.write  the intent, then the settlement
-//	   │  └─ rein.ai.request     one logical provider request, retries included
-//	   ├─ rein.tool              one tool call (tool_start → tool_end), run or not
+//	   │  └─ chat {model}        one logical provider request, retries included
+//	   ├─ execute_tool {tool}    one tool call (tool_start → tool_end), run or not
 //	   │  └─ rein.step           kind=tool_call: intent → settlement, if the call ran
 //	   │     └─ rein.session.write
 //	   ├─ rein.session.write     results decided without running (refused, invalid, …)
 //	   └─ rein.checkpoint        kind=turn_end: the turn is durable up to rein.session.seq
 //
 // A manual compaction (outside a run) is a root rein.checkpoint. Spans still open when a run
-// ends early (a recording failure) are ended with outcome "unsettled".
+// ends early (a recording failure) are ended with outcome "unsettled". Every failed span has
+// status Error and an error.type, both an enumerated value: an error kind (rate_limit, auth,
+// …), a stop reason, a run status, a step outcome, or for a tool call tool_error (it ran and
+// returned an error result) or not_run (its result was decided without running it).
 //
 // # What attributes may carry
 //
-// Ids (session, intent, entry, tool call, provider response), counts (tokens, turns, chunks,
-// retries, ledger seqs), money (cost in US dollars), durations, and values of closed
-// enumerations (stop reasons, error kinds, outcomes, offered tool names). Never a prompt, a
+// Ids (session, intent, entry, tool call, provider response), the provider endpoint's host and
+// port (never its credentials, path or query), counts (tokens, turns, chunks, retries, ledger
+// seqs), money (cost in US dollars), durations, and values of closed enumerations (stop
+// reasons, the providers' finish reasons, error kinds, outcomes, offered tool names). A span
+// name is a constant, or an operation and a model id or offered tool name checked the same
+// way. Never a prompt, a
 // message, tool arguments or output, an error message, a file path from a tool, a header or a
 // key. This holds by construction: every attribute is made by a constructor in attr.go that
 // accepts only those kinds of values (an id must look like one; an enumeration value outside
@@ -42,11 +49,14 @@
 //
 // # Exporters
 //
-// [New] builds a tracer provider with one exporter: OTLP/HTTP with the JSON encoding (rein's own
-// exporter in otlp.go, configured by the standard OTEL_EXPORTER_OTLP_* variables; it keeps
-// gRPC and the protobuf runtime out of the binary), the OpenTelemetry stdout exporter (written to
-// standard error, so rein's own output stays clean), or a file of JSON spans. Tracing is off
-// unless asked for; a nil [*Tracer] and a nil [*Instrument] pass everything through.
+// [New] builds a tracer provider with one exporter: OTLP/HTTP (otlp.go, configured by the
+// standard OTEL_EXPORTER_OTLP_* variables) in the protobuf encoding, the default the
+// specification asks for, or the JSON one; both are written by rein's own encoders
+// (otlpenc.go, otlpproto.go) over one model of the request, so that the binary links neither
+// the protobuf runtime nor gRPC (grpc is refused with a message saying what to set instead).
+// Or the OpenTelemetry stdout exporter (written to standard error, so rein's own output stays
+// clean), or a file of JSON spans. Tracing is off unless asked for; a nil [*Tracer] and a nil
+// [*Instrument] pass everything through.
 // [Tracer.Shutdown] flushes. rein never installs a global tracer provider: provider SDKs that
 // trace through the global one export nothing, and the Anthropic adapter turns its SDK's
 // tracing and trace-header propagation off besides.

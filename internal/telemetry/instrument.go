@@ -23,6 +23,9 @@ type Subject struct {
 	// Tools are the names of the tools the agent offers; a call to any other name (a model can
 	// invent one) is exported as "other".
 	Tools []string
+	// BaseURL is the provider endpoint requests go to ("" for the provider's default); only
+	// its host and port are exported, as server.address and server.port.
+	BaseURL string
 }
 
 // Instrument traces one agent: its event stream ([Instrument.Observe]), its model
@@ -31,9 +34,10 @@ type Subject struct {
 // never through an ambient context: the kernel runs one Run at a time per agent and calls
 // observers, the model and the recorder in the order its documentation guarantees.
 type Instrument struct {
-	t     *Tracer
-	sub   Subject
-	tools map[string]bool
+	t      *Tracer
+	sub    Subject
+	tools  map[string]bool
+	server []attr // server.address and server.port of the provider, if known
 
 	mu       sync.Mutex
 	run      *span
@@ -63,7 +67,7 @@ func (t *Tracer) Instrument(sub Subject) *Instrument {
 	if t == nil {
 		return nil
 	}
-	in := &Instrument{t: t, sub: sub, tools: map[string]bool{}}
+	in := &Instrument{t: t, sub: sub, tools: map[string]bool{}, server: server(sub.Provider, sub.BaseURL)}
 	for _, n := range sub.Tools {
 		in.tools[n] = true
 	}
@@ -76,12 +80,12 @@ func (in *Instrument) reset() {
 	in.steps, in.calls = map[string]*step{}, map[string][]*call{}
 }
 
-// toolName is name when it is an offered tool.
-func (in *Instrument) toolName(name string) attr {
+// toolName is name when it is an offered tool, else "other".
+func (in *Instrument) toolName(name string) string {
 	if !in.tools[name] {
-		name = Other
+		return Other
 	}
-	return constant(GenAIToolName, safeID(name))
+	return safeID(name)
 }
 
 func (in *Instrument) subject() []attr {
@@ -119,7 +123,8 @@ func (in *Instrument) observe(ev kernel.Event) {
 	switch ev.Type {
 	case kernel.EventAgentStart:
 		in.endRun(nil)
-		in.run = in.t.start(nil, SpanRun, trace.SpanKindInternal, append(in.subject(), constant(GenAIOperationName, OpInvokeAgent))...)
+		in.run = in.t.start(nil, SpanRun, trace.SpanKindInternal,
+			append(in.subject(), constant(GenAIOperationName, OpInvokeAgent), constant(GenAIAgentName, AgentName))...)
 	case kernel.EventTurnStart:
 		in.endTurn(nil)
 		in.turn = in.t.start(in.run, SpanTurn, trace.SpanKindInternal, count(AttrTurn, ev.Turn))
@@ -127,9 +132,10 @@ func (in *Instrument) observe(ev kernel.Event) {
 		if ev.Call == nil {
 			return
 		}
-		c := &call{span: in.t.start(in.parent(), SpanTool, trace.SpanKindInternal,
-			constant(GenAIOperationName, OpExecuteTool), in.toolName(ev.Call.Name), ident(GenAIToolCallID, ev.Call.ID),
-			count(AttrToolIndex, in.toolN))}
+		name := in.toolName(ev.Call.Name)
+		c := &call{span: in.t.start(in.parent(), ToolSpan(name), trace.SpanKindInternal,
+			constant(GenAIOperationName, OpExecuteTool), constant(GenAIToolName, name), constant(GenAIToolType, "function"),
+			ident(GenAIToolCallID, ev.Call.ID), count(AttrToolIndex, in.toolN))}
 		in.toolN++
 		in.calls[ev.Call.ID] = append(in.calls[ev.Call.ID], c)
 	case kernel.EventToolEnd:
@@ -151,8 +157,11 @@ func (in *Instrument) observe(ev kernel.Event) {
 			outcome = ToolCompleted
 		}
 		c.span.set(flag(AttrToolIsError, isErr), constant(AttrToolOutcome, outcome))
-		if isErr {
-			c.span.fail(outcome)
+		switch {
+		case isErr && c.ran:
+			c.span.fail(ErrTool)
+		case isErr:
+			c.span.fail(ToolNotRun)
 		}
 		c.span.end()
 	case kernel.EventTurnEnd:
@@ -184,10 +193,7 @@ func (in *Instrument) endTurn(msg *llm.Message) {
 	if msg != nil {
 		in.turn.set(stopReason(AttrTurnStopReason, msg.StopReason), count(AttrTurnToolCalls, len(msg.ToolCalls())))
 		if msg.Failed() {
-			if msg.Err != nil {
-				in.turn.set(errorKind(msg.Err.Kind))
-			}
-			in.turn.fail(oneOf(string(msg.StopReason), stopReasons...))
+			in.turn.fail(failure(msg))
 		}
 		// The turn's outcome is durable up to here: a resumed session continues from this seq.
 		cp := in.t.start(in.turn, SpanCheckpoint, trace.SpanKindInternal, constant(AttrCheckpointKind, CheckpointTurnEnd))
@@ -391,7 +397,16 @@ func (in *Instrument) settle(st kernel.Settlement, s *step) {
 	}
 }
 
-// Model returns m with every request traced as a rein.ai.request span under the step it
+// failure is error.type of a failed answer: its error kind (rate_limit, auth, …), else its stop
+// reason (error, aborted).
+func failure(msg *llm.Message) string {
+	if msg.Err != nil {
+		return oneOf(string(msg.Err.Kind), errorKinds...)
+	}
+	return oneOf(string(msg.StopReason), stopReasons...)
+}
+
+// Model returns m with every request traced as a "chat {model}" span under the step it
 // belongs to.
 func (in *Instrument) Model(m llm.Model) llm.Model {
 	if in == nil {
@@ -408,8 +423,8 @@ func (in *Instrument) Model(m llm.Model) llm.Model {
 		if maxTokens == 0 {
 			maxTokens = in.sub.MaxTokens
 		}
-		sp := in.t.start(parent, SpanAIRequest, trace.SpanKindClient, constant(GenAIOperationName, OpChat),
-			enum(GenAIProviderName, in.sub.Provider, providers...), ident(GenAIRequestModel, in.sub.Model))
+		sp := in.t.start(parent, ChatSpan(in.sub.Model), trace.SpanKindClient, append([]attr{constant(GenAIOperationName, OpChat),
+			enum(GenAIProviderName, in.sub.Provider, providers...), ident(GenAIRequestModel, in.sub.Model)}, in.server...)...)
 		if maxTokens > 0 {
 			sp.set(count(GenAIRequestMaxTokens, maxTokens))
 		}
@@ -453,20 +468,15 @@ func (in *Instrument) Model(m llm.Model) llm.Model {
 			if msg.ResponseID != "" {
 				sp.set(ident(GenAIResponseID, msg.ResponseID))
 			}
-			sp.set(finishReason(msg.StopReason))
+			sp.set(finishReason(msg))
 			if msg.Usage != nil {
 				sp.set(usage(*msg.Usage)...)
 			}
 			if msg.Failed() {
-				reason := oneOf(string(msg.StopReason), stopReasons...)
-				if msg.Err != nil {
-					sp.set(errorKind(msg.Err.Kind))
-					if msg.Err.Status > 0 {
-						sp.set(count(HTTPResponseStatusCode, msg.Err.Status))
-					}
-					reason = oneOf(string(msg.Err.Kind), errorKinds...)
+				if msg.Err != nil && msg.Err.Status > 0 {
+					sp.set(count(HTTPResponseStatusCode, msg.Err.Status))
 				}
-				sp.fail(reason)
+				sp.fail(failure(msg))
 			}
 		}
 		sp.end()

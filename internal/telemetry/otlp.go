@@ -6,38 +6,41 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 )
 
-// OTLPProtocol is the only OTLP protocol rein speaks: OTLP/HTTP with the JSON encoding, which
-// every OTLP/HTTP receiver must accept. It keeps gRPC and the protobuf runtime out of the
-// binary.
-const OTLPProtocol = "http/json"
+// OTLP protocols, as OTEL_EXPORTER_OTLP_PROTOCOL names them.
+const (
+	// ProtocolProtobuf is OTLP/HTTP with the protobuf binary encoding, the default the
+	// specification asks for.
+	ProtocolProtobuf = "http/protobuf"
+	// ProtocolJSON is OTLP/HTTP with the protobuf JSON encoding.
+	ProtocolJSON = "http/json"
+	// ProtocolGRPC is refused: rein links no gRPC (see newOTLPExporter).
+	ProtocolGRPC = "grpc"
+)
 
 // DefaultOTLPEndpoint is where spans go when no OTEL_EXPORTER_OTLP_*ENDPOINT is set.
 const DefaultOTLPEndpoint = "http://localhost:4318/v1/traces"
 
 // otlpExporter is an sdktrace.SpanExporter that POSTs each batch of spans as one OTLP
-// ExportTraceServiceRequest in the protobuf JSON encoding.
+// ExportTraceServiceRequest, protobuf- or JSON-encoded.
 type otlpExporter struct {
 	url     string
+	display string // url without credentials or query, for error messages
+	json    bool   // http/json rather than http/protobuf
 	headers map[string]string
 	gzip    bool
 	client  *http.Client
@@ -57,36 +60,37 @@ func otlpEnv(getenv func(string) string, name string) (value, variable string) {
 // newOTLPExporter configures the exporter from the standard OTEL_EXPORTER_OTLP_* variables.
 // Every error wraps ErrConfig.
 func newOTLPExporter(getenv func(string) string) (*otlpExporter, error) {
-	if p, v := otlpEnv(getenv, "PROTOCOL"); p != "" && p != OTLPProtocol {
-		return nil, fmt.Errorf("%w: %s=%s: rein exports OTLP over HTTP with JSON only (%s)", ErrConfig, v, p, OTLPProtocol)
-	}
 	e := &otlpExporter{url: DefaultOTLPEndpoint, headers: map[string]string{}}
-	if v := getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"); v != "" {
+	switch p, v := otlpEnv(getenv, "PROTOCOL"); p {
+	case "", ProtocolProtobuf:
+	case ProtocolJSON:
+		e.json = true
+	case ProtocolGRPC:
+		return nil, fmt.Errorf("%w: %s=grpc: rein exports OTLP over HTTP only; set %s (the default) or %s and point the endpoint at the collector's OTLP/HTTP port (4318)",
+			ErrConfig, v, ProtocolProtobuf, ProtocolJSON)
+	default:
+		return nil, fmt.Errorf("%w: %s=%s: want %s (the default) or %s", ErrConfig, v, p, ProtocolProtobuf, ProtocolJSON)
+	}
+	endpointVar := "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+	if v := getenv(endpointVar); v != "" {
 		e.url = v
 	} else if v := getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); v != "" {
-		e.url = strings.TrimRight(v, "/") + "/v1/traces"
+		endpointVar, e.url = "OTEL_EXPORTER_OTLP_ENDPOINT", strings.TrimRight(v, "/")+"/v1/traces"
 	}
-	if u, err := url.Parse(e.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: OTLP endpoint %q: want an http:// or https:// URL", ErrConfig, e.url)
+	u, err := url.Parse(e.url)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		// The value itself is not repeated: an endpoint can carry credentials.
+		return nil, fmt.Errorf("%w: %s is not an http:// or https:// URL with a host", ErrConfig, endpointVar)
 	}
-	if h, v := otlpEnv(getenv, "HEADERS"); h != "" {
-		for _, pair := range strings.Split(h, ",") {
-			k, val, ok := strings.Cut(pair, "=")
-			k = strings.TrimSpace(k)
-			if !ok || k == "" {
-				return nil, fmt.Errorf("%w: %s: %q is not key=value", ErrConfig, v, pair)
-			}
-			if dec, err := url.PathUnescape(strings.TrimSpace(val)); err == nil {
-				val = dec
-			}
-			e.headers[k] = strings.TrimSpace(val)
-		}
+	e.display = (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+	if err := e.parseHeaders(getenv); err != nil {
+		return nil, err
 	}
 	timeout := 10 * time.Second
 	if t, v := otlpEnv(getenv, "TIMEOUT"); t != "" {
 		ms, err := strconv.Atoi(t)
-		if err != nil || ms <= 0 {
-			return nil, fmt.Errorf("%w: %s=%s: want a positive number of milliseconds", ErrConfig, v, t)
+		if err != nil || ms < 0 {
+			return nil, fmt.Errorf("%w: %s=%s: want a number of milliseconds (0: no limit but the flush deadline)", ErrConfig, v, t)
 		}
 		timeout = time.Duration(ms) * time.Millisecond
 	}
@@ -107,6 +111,28 @@ func newOTLPExporter(getenv func(string) string) (*otlpExporter, error) {
 	}
 	e.client = &http.Client{Transport: tr, Timeout: timeout}
 	return e, nil
+}
+
+// parseHeaders reads OTEL_EXPORTER_OTLP_(TRACES_)HEADERS: comma-separated key=value pairs,
+// values percent-decoded. An error names the position of a bad pair, never its text: a header
+// value is usually a credential.
+func (e *otlpExporter) parseHeaders(getenv func(string) string) error {
+	h, v := otlpEnv(getenv, "HEADERS")
+	if h == "" {
+		return nil
+	}
+	for i, pair := range strings.Split(h, ",") {
+		k, val, ok := strings.Cut(pair, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return fmt.Errorf("%w: %s: entry %d is not key=value", ErrConfig, v, i+1)
+		}
+		if dec, err := url.PathUnescape(strings.TrimSpace(val)); err == nil {
+			val = dec
+		}
+		e.headers[k] = strings.TrimSpace(val)
+	}
+	return nil
 }
 
 // otlpTLS builds the TLS configuration of OTEL_EXPORTER_OTLP_CERTIFICATE,
@@ -149,9 +175,15 @@ func (e *otlpExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 	if len(spans) == 0 {
 		return nil
 	}
-	body, err := json.Marshal(encodeSpans(spans))
-	if err != nil {
-		return fmt.Errorf("otlp: encoding spans: %w", err)
+	req := encodeSpans(spans)
+	var body []byte
+	if e.json {
+		var err error
+		if body, err = json.Marshal(req); err != nil {
+			return fmt.Errorf("otlp: encoding spans: %w", err)
+		}
+	} else {
+		body = marshalProto(req)
 	}
 	if e.gzip {
 		var buf bytes.Buffer
@@ -189,12 +221,19 @@ func (e *otlpExporter) post(ctx context.Context, body []byte) (retry bool, wait 
 	for k, v := range e.headers {
 		req.Header.Set(k, v)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	if e.json {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if e.gzip {
 		req.Header.Set("Content-Encoding", "gzip")
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			ue.URL = e.display // no query string: it can carry a token
+		}
 		return ctx.Err() == nil, 0, fmt.Errorf("otlp: %w", err)
 	}
 	defer resp.Body.Close()
@@ -202,9 +241,9 @@ func (e *otlpExporter) post(ctx context.Context, body []byte) (retry bool, wait 
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return false, 0, nil
 	}
-	err = fmt.Errorf("otlp: %s: %s", e.url, resp.Status)
-	if s := strings.TrimSpace(string(msg)); s != "" {
-		err = fmt.Errorf("otlp: %s: %s: %s", e.url, resp.Status, s)
+	err = fmt.Errorf("otlp: %s: %s", e.display, resp.Status)
+	if s := strings.TrimSpace(string(msg)); s != "" && printable(s) {
+		err = fmt.Errorf("otlp: %s: %s: %s", e.display, resp.Status, s)
 	}
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
@@ -222,269 +261,16 @@ func (e *otlpExporter) Shutdown(context.Context) error {
 	return nil
 }
 
-// The OTLP JSON encoding: the protobuf JSON mapping of ExportTraceServiceRequest
-// (opentelemetry/proto/collector/trace/v1), with lowerCamelCase field names, trace and span
-// ids as hex strings, enums as integers and 64-bit integers as strings.
-
-type otlpRequest struct {
-	ResourceSpans []*otlpResourceSpans `json:"resourceSpans"`
-}
-
-type otlpResourceSpans struct {
-	Resource   otlpResource      `json:"resource"`
-	ScopeSpans []*otlpScopeSpans `json:"scopeSpans"`
-	SchemaURL  string            `json:"schemaUrl,omitempty"`
-}
-
-type otlpResource struct {
-	Attributes []otlpKeyValue `json:"attributes,omitempty"`
-}
-
-type otlpScopeSpans struct {
-	Scope     otlpScope  `json:"scope"`
-	Spans     []otlpSpan `json:"spans"`
-	SchemaURL string     `json:"schemaUrl,omitempty"`
-}
-
-type otlpScope struct {
-	Name       string         `json:"name,omitempty"`
-	Version    string         `json:"version,omitempty"`
-	Attributes []otlpKeyValue `json:"attributes,omitempty"`
-}
-
-type otlpSpan struct {
-	TraceID                string         `json:"traceId"`
-	SpanID                 string         `json:"spanId"`
-	TraceState             string         `json:"traceState,omitempty"`
-	ParentSpanID           string         `json:"parentSpanId,omitempty"`
-	Flags                  uint32         `json:"flags,omitempty"`
-	Name                   string         `json:"name"`
-	Kind                   int            `json:"kind"`
-	StartTimeUnixNano      string         `json:"startTimeUnixNano"`
-	EndTimeUnixNano        string         `json:"endTimeUnixNano"`
-	Attributes             []otlpKeyValue `json:"attributes,omitempty"`
-	DroppedAttributesCount int            `json:"droppedAttributesCount,omitempty"`
-	Events                 []otlpEvent    `json:"events,omitempty"`
-	DroppedEventsCount     int            `json:"droppedEventsCount,omitempty"`
-	Links                  []otlpLink     `json:"links,omitempty"`
-	DroppedLinksCount      int            `json:"droppedLinksCount,omitempty"`
-	Status                 otlpStatus     `json:"status"`
-}
-
-type otlpEvent struct {
-	TimeUnixNano           string         `json:"timeUnixNano"`
-	Name                   string         `json:"name"`
-	Attributes             []otlpKeyValue `json:"attributes,omitempty"`
-	DroppedAttributesCount int            `json:"droppedAttributesCount,omitempty"`
-}
-
-type otlpLink struct {
-	TraceID                string         `json:"traceId"`
-	SpanID                 string         `json:"spanId"`
-	TraceState             string         `json:"traceState,omitempty"`
-	Attributes             []otlpKeyValue `json:"attributes,omitempty"`
-	DroppedAttributesCount int            `json:"droppedAttributesCount,omitempty"`
-	Flags                  uint32         `json:"flags,omitempty"`
-}
-
-type otlpStatus struct {
-	Code    int    `json:"code,omitempty"`
-	Message string `json:"message,omitempty"`
-}
-
-type otlpKeyValue struct {
-	Key   string       `json:"key"`
-	Value otlpAnyValue `json:"value"`
-}
-
-// otlpAnyValue holds exactly one of its fields, or none for an empty value.
-type otlpAnyValue struct {
-	StringValue *string        `json:"stringValue,omitempty"`
-	BoolValue   *bool          `json:"boolValue,omitempty"`
-	IntValue    string         `json:"intValue,omitempty"`
-	DoubleValue *otlpDouble    `json:"doubleValue,omitempty"`
-	ArrayValue  *otlpValues    `json:"arrayValue,omitempty"`
-	KvlistValue *otlpKeyValues `json:"kvlistValue,omitempty"`
-	BytesValue  string         `json:"bytesValue,omitempty"`
-}
-
-type otlpValues struct {
-	Values []otlpAnyValue `json:"values,omitempty"`
-}
-
-type otlpKeyValues struct {
-	Values []otlpKeyValue `json:"values,omitempty"`
-}
-
-// otlpDouble is a float64 as the protobuf JSON mapping writes it: a number, or "NaN",
-// "Infinity" and "-Infinity".
-type otlpDouble float64
-
-func (d otlpDouble) MarshalJSON() ([]byte, error) {
-	f := float64(d)
-	switch {
-	case math.IsNaN(f):
-		return []byte(`"NaN"`), nil
-	case math.IsInf(f, 1):
-		return []byte(`"Infinity"`), nil
-	case math.IsInf(f, -1):
-		return []byte(`"-Infinity"`), nil
+// printable reports whether a receiver's answer is text worth quoting in an error (a protobuf
+// google.rpc.Status is not).
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
 	}
-	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
-}
-
-// Span flags of OTLP: the W3C trace flags in the low byte, and whether the parent is remote.
-const (
-	otlpFlagsHasIsRemote = 0x100
-	otlpFlagsIsRemote    = 0x200
-)
-
-func otlpFlags(sc trace.SpanContext, remote bool) uint32 {
-	f := uint32(sc.TraceFlags()) | otlpFlagsHasIsRemote
-	if remote {
-		f |= otlpFlagsIsRemote
-	}
-	return f
-}
-
-// encodeSpans groups spans by resource and instrumentation scope.
-func encodeSpans(spans []sdktrace.ReadOnlySpan) *otlpRequest {
-	type scopeKey struct {
-		name, version, schema string
-		attrs                 attribute.Distinct
-	}
-	req := &otlpRequest{}
-	resources := map[attribute.Distinct]*otlpResourceSpans{}
-	scopes := map[attribute.Distinct]map[scopeKey]*otlpScopeSpans{}
-	for _, s := range spans {
-		res := s.Resource()
-		rk := res.Equivalent()
-		rs := resources[rk]
-		if rs == nil {
-			rs = &otlpResourceSpans{Resource: otlpResource{Attributes: otlpAttrs(res.Attributes())}, SchemaURL: res.SchemaURL()}
-			resources[rk], scopes[rk] = rs, map[scopeKey]*otlpScopeSpans{}
-			req.ResourceSpans = append(req.ResourceSpans, rs)
+	for _, r := range s {
+		if r < ' ' && r != '\n' && r != '\t' {
+			return false
 		}
-		is := s.InstrumentationScope()
-		sk := scopeKey{is.Name, is.Version, is.SchemaURL, is.Attributes.Equivalent()}
-		ss := scopes[rk][sk]
-		if ss == nil {
-			ss = &otlpScopeSpans{Scope: otlpScope{Name: is.Name, Version: is.Version, Attributes: otlpAttrs(is.Attributes.ToSlice())}, SchemaURL: is.SchemaURL}
-			scopes[rk][sk] = ss
-			rs.ScopeSpans = append(rs.ScopeSpans, ss)
-		}
-		ss.Spans = append(ss.Spans, encodeSpan(s))
 	}
-	return req
-}
-
-func encodeSpan(s sdktrace.ReadOnlySpan) otlpSpan {
-	sc, parent := s.SpanContext(), s.Parent()
-	out := otlpSpan{
-		TraceID:                hex.EncodeToString(traceID(sc)),
-		SpanID:                 hex.EncodeToString(spanID(sc)),
-		TraceState:             sc.TraceState().String(),
-		Flags:                  otlpFlags(sc, parent.IsRemote()),
-		Name:                   s.Name(),
-		Kind:                   int(s.SpanKind()), // trace.SpanKind numbers the kinds as OTLP does
-		StartTimeUnixNano:      unixNano(s.StartTime()),
-		EndTimeUnixNano:        unixNano(s.EndTime()),
-		Attributes:             otlpAttrs(s.Attributes()),
-		DroppedAttributesCount: s.DroppedAttributes(),
-		DroppedEventsCount:     s.DroppedEvents(),
-		DroppedLinksCount:      s.DroppedLinks(),
-		Status:                 otlpStatus{Message: s.Status().Description},
-	}
-	if parent.HasSpanID() {
-		out.ParentSpanID = hex.EncodeToString(spanID(parent))
-	}
-	switch s.Status().Code {
-	case codes.Ok:
-		out.Status.Code = 1 // STATUS_CODE_OK
-	case codes.Error:
-		out.Status.Code = 2 // STATUS_CODE_ERROR
-	}
-	for _, ev := range s.Events() {
-		out.Events = append(out.Events, otlpEvent{
-			TimeUnixNano:           unixNano(ev.Time),
-			Name:                   ev.Name,
-			Attributes:             otlpAttrs(ev.Attributes),
-			DroppedAttributesCount: ev.DroppedAttributeCount,
-		})
-	}
-	for _, l := range s.Links() {
-		out.Links = append(out.Links, otlpLink{
-			TraceID:                hex.EncodeToString(traceID(l.SpanContext)),
-			SpanID:                 hex.EncodeToString(spanID(l.SpanContext)),
-			TraceState:             l.SpanContext.TraceState().String(),
-			Attributes:             otlpAttrs(l.Attributes),
-			DroppedAttributesCount: l.DroppedAttributeCount,
-			Flags:                  otlpFlags(l.SpanContext, l.SpanContext.IsRemote()),
-		})
-	}
-	return out
-}
-
-func traceID(sc trace.SpanContext) []byte { id := sc.TraceID(); return id[:] }
-func spanID(sc trace.SpanContext) []byte  { id := sc.SpanID(); return id[:] }
-
-func unixNano(t time.Time) string {
-	if t.IsZero() {
-		return "0"
-	}
-	return strconv.FormatInt(t.UnixNano(), 10)
-}
-
-func otlpAttrs(kvs []attribute.KeyValue) []otlpKeyValue {
-	if len(kvs) == 0 {
-		return nil
-	}
-	out := make([]otlpKeyValue, len(kvs))
-	for i, kv := range kvs {
-		out[i] = otlpKeyValue{Key: string(kv.Key), Value: otlpValue(kv.Value)}
-	}
-	return out
-}
-
-func otlpValue(v attribute.Value) otlpAnyValue {
-	switch v.Type() {
-	case attribute.BOOL:
-		b := v.AsBool()
-		return otlpAnyValue{BoolValue: &b}
-	case attribute.INT64:
-		return otlpAnyValue{IntValue: strconv.FormatInt(v.AsInt64(), 10)}
-	case attribute.FLOAT64:
-		d := otlpDouble(v.AsFloat64())
-		return otlpAnyValue{DoubleValue: &d}
-	case attribute.STRING:
-		s := v.AsString()
-		return otlpAnyValue{StringValue: &s}
-	case attribute.BOOLSLICE:
-		return otlpArray(v.AsBoolSlice(), func(b bool) otlpAnyValue { return otlpAnyValue{BoolValue: &b} })
-	case attribute.INT64SLICE:
-		return otlpArray(v.AsInt64Slice(), func(i int64) otlpAnyValue { return otlpAnyValue{IntValue: strconv.FormatInt(i, 10)} })
-	case attribute.FLOAT64SLICE:
-		return otlpArray(v.AsFloat64Slice(), func(f float64) otlpAnyValue { d := otlpDouble(f); return otlpAnyValue{DoubleValue: &d} })
-	case attribute.STRINGSLICE:
-		return otlpArray(v.AsStringSlice(), func(s string) otlpAnyValue { return otlpAnyValue{StringValue: &s} })
-	case attribute.SLICE:
-		return otlpArray(v.AsSlice(), otlpValue)
-	case attribute.BYTESLICE:
-		b := v.AsByteSlice()
-		if len(b) == 0 {
-			return otlpAnyValue{}
-		}
-		return otlpAnyValue{BytesValue: base64.StdEncoding.EncodeToString(b)}
-	case attribute.MAP:
-		return otlpAnyValue{KvlistValue: &otlpKeyValues{Values: otlpAttrs(v.AsMap())}}
-	}
-	return otlpAnyValue{}
-}
-
-func otlpArray[T any](xs []T, value func(T) otlpAnyValue) otlpAnyValue {
-	a := &otlpValues{Values: make([]otlpAnyValue, len(xs))}
-	for i, x := range xs {
-		a.Values[i] = value(x)
-	}
-	return otlpAnyValue{ArrayValue: a}
+	return true
 }

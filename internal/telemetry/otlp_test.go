@@ -97,3 +97,54 @@ func TestOTLPConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestServerAttributes checks server.address and server.port: the provider's default
+// endpoint, a given one (host and port only), none for the script model.
+func TestServerAttributes(t *testing.T) {
+	for _, tc := range []struct{ provider, baseURL, want string }{
+		{"anthropic", "", "server.address=api.anthropic.com server.port=443"},
+		{"openai", "", "server.address=api.openai.com server.port=443"},
+		{"openai-compat", "http://localhost:11434/v1", "server.address=localhost server.port=11434"},
+		{"openai-compat", "http://[::1]/v1", "server.address=::1 server.port=80"},
+		{"openai", "https://u:secret@proxy.example/v1?key=secret", "server.address=proxy.example server.port=443"},
+		{"script", "", ""},
+		{"openai-compat", "not a url", ""},
+	} {
+		var got []string
+		for _, a := range server(tc.provider, tc.baseURL) {
+			got = append(got, string(a.kv.Key)+"="+a.kv.Value.String())
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%s %q: %v, want %s", tc.provider, tc.baseURL, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkOTLPEncode measures encoding one batch of 100 spans of a run's shape in each OTLP
+// encoding.
+func BenchmarkOTLPEncode(b *testing.B) {
+	tid, _ := trace.TraceIDFromHex("0102030405060708090a0b0c0d0e0f10")
+	res := resource.NewSchemaless(attribute.String("service.name", "rein"))
+	spans := make([]sdktrace.ReadOnlySpan, 100)
+	for i := range spans {
+		var sid trace.SpanID
+		sid[7] = byte(i + 1)
+		stub := tracetest.SpanStub{Name: "chat claude-sonnet-4-5", Resource: res, StartTime: time.Unix(1700000000, 0), EndTime: time.Unix(1700000001, 0),
+			SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled}),
+			Attributes: []attribute.KeyValue{attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.request.model", "claude-sonnet-4-5"),
+				attribute.Int("gen_ai.usage.input_tokens", 1200), attribute.Int("gen_ai.usage.output_tokens", 80), attribute.StringSlice("gen_ai.response.finish_reasons", []string{"end_turn"})}}
+		spans[i] = stub.Snapshot()
+	}
+	b.Run("protobuf", func(b *testing.B) {
+		for b.Loop() {
+			marshalProto(encodeSpans(spans))
+		}
+	})
+	b.Run("json", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := json.Marshal(encodeSpans(spans)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

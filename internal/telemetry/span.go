@@ -43,10 +43,11 @@ func (s *span) event(name string, attrs ...attr) {
 	}
 }
 
-// fail marks the span as failed; reason is an enumerated value (an outcome, a status, an error
-// kind), never an error message.
+// fail marks the span as failed, with reason as its error.type and status description; reason
+// is an enumerated value (an outcome, a status, an error kind), never an error message.
 func (s *span) fail(reason string) {
 	if s != nil {
+		s.s.SetAttributes(constant(ErrorType, reason).kv)
 		s.s.SetStatus(codes.Error, reason)
 	}
 }

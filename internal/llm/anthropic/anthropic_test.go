@@ -433,8 +433,8 @@ func TestStopReasons(t *testing.T) {
 		)
 		url, _ := serve(t, 200, nil, body)
 		msg, _ := run(t, newModel(url, "k"), llmtest.Request())
-		if msg.StopReason != want || msg.Text() != "x" {
-			t.Errorf("%s: stop reason %q text %q, want %q", reason, msg.StopReason, msg.Text(), want)
+		if msg.StopReason != want || msg.FinishReason != reason || msg.Text() != "x" {
+			t.Errorf("%s: stop reason %q (provider's %q) text %q, want %q", reason, msg.StopReason, msg.FinishReason, msg.Text(), want)
 		}
 	}
 }

@@ -14,7 +14,7 @@
 //   - option.WithMaxRetries(0): retrying is done by [llm.Retry], which honours retry-after.
 //   - option.WithoutOpenTelemetry and option.WithOpenTelemetryPropagation(false): the SDK
 //     would otherwise open its own spans through the global tracer provider and send
-//     trace-context headers; rein records model calls in its own spans (rein.ai.request), so
+//     trace-context headers; rein records model calls in its own spans (chat {model}), so
 //     both are switched off on purpose.
 //   - The key is sent in the x-api-key header (the SDK's WithAPIKey would send it as a bearer
 //     token). With neither an API key nor a base URL, Stream fails at once with

@@ -203,6 +203,7 @@ func (s *state) finish() *llm.Message {
 		s.stop(b)
 	}
 	s.msg.StopReason = stopReason(s.reason, len(s.msg.ToolCalls()) > 0)
+	s.msg.FinishReason = string(s.reason)
 	s.setFinalUsage()
 	s.final = s.msg
 	s.emit(llm.Event{Type: llm.EventDone, Message: s.msg})

@@ -128,12 +128,14 @@ func (s *responseStream) event(ev responses.ResponseStreamEventUnion) *llm.Messa
 		s.itemDone(&ev.Item)
 	case "response.completed":
 		s.usage(&ev.Response)
+		s.a.Message().FinishReason = "completed"
 		if s.a.HasCalls() {
 			return s.a.Done(llm.StopToolUse)
 		}
 		return s.a.Done(llm.StopEnd)
 	case "response.incomplete":
 		s.usage(&ev.Response)
+		s.a.Message().FinishReason = ev.Response.IncompleteDetails.Reason
 		if r := ev.Response.IncompleteDetails.Reason; r == "content_filter" {
 			return s.a.Fail(&llm.Error{Kind: llm.KindInvalid,
 				Message: "the provider's content filter stopped the response (incomplete: content_filter)"})

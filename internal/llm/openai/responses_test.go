@@ -250,3 +250,17 @@ func TestResponsesHTTPErrorCodes(t *testing.T) {
 		})
 	}
 }
+
+// TestResponsesFinishReason checks the provider's own word for the ending that telemetry
+// reports: the response's status, or the reason it is incomplete.
+func TestResponsesFinishReason(t *testing.T) {
+	for body, want := range map[string]string{
+		textStream: "completed",
+		newWire().textPartial("msg_1", "a").incomplete("max_output_tokens", 1, 1): "max_output_tokens",
+		newWire().textPartial("msg_1", "a").incomplete("content_filter", 1, 1):    "content_filter",
+	} {
+		if msg, _ := stream(t, body, llmtest.Request()); msg.FinishReason != want {
+			t.Errorf("finish reason %q, want %q", msg.FinishReason, want)
+		}
+	}
+}

@@ -171,6 +171,7 @@ func (s *chatStream) finish(tail *sseTail) *llm.Message {
 		}
 	}
 	s.a.Message().Usage = s.usage
+	s.a.Message().FinishReason = s.reason
 	calls := s.a.HasCalls()
 	switch s.reason {
 	case "length":
