@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/reinhq/rein/internal/proc"
 )
 
@@ -39,6 +41,9 @@ type Options struct {
 	StartTimeout, CallTimeout time.Duration
 	// Version is rein's, sent as the client version.
 	Version string
+	// Transport, when set, makes the transport of every server instead of its type (a test
+	// seam for in-memory servers).
+	Transport func(Server) mcp.Transport
 }
 
 // Manager holds the connections to the configured servers for one run. It is safe for

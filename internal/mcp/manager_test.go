@@ -175,4 +175,5 @@ func keys(m map[string]*Tool) []string {
 	return out
 }
 
-var _ = json.Marshal
+
+func callArgs(s string) tool.Call { return tool.Call{ID: "c", Args: json.RawMessage(s)} }

@@ -97,8 +97,10 @@ func (s *server) setFailed(err error) {
 func (s *server) open(ctx context.Context) (*conn, *mcp.InitializeResult, error) {
 	c := &conn{dead: make(chan struct{})}
 	var t mcp.Transport
-	switch s.cfg.Type {
-	case TypeHTTP:
+	switch {
+	case s.m.opts.Transport != nil:
+		t = s.m.opts.Transport(s.cfg)
+	case s.cfg.Type == TypeHTTP:
 		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.m.httpClient(s.cfg.Headers), MaxRetries: 1, DisableStandaloneSSE: true}
 	default:
 		c.stderr = proc.NewTail(stderrTail)

@@ -18,7 +18,8 @@ type Process struct {
 	// is asked to exit ([Process.Stop] does that first).
 	Stdin io.WriteCloser
 	// Stdout is the read end of the process's standard output. It reaches EOF once the
-	// process and everything Contain ends holding the pipe are gone.
+	// process and everything Contain ends holding the pipe are gone, and only after Done is
+	// closed.
 	Stdout io.ReadCloser
 	// Pid is the process id (and its group's id).
 	Pid int
@@ -52,12 +53,13 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	started := make(chan int, 1)
 	go func() {
 		p.res = run(runCtx, s, func(pid int) { started <- pid })
-		// The child's copies are its own; rein's ends of the pipes it was given go now, so
-		// that the reader sees EOF and a writer EPIPE.
-		inR.Close()
-		outW.Close()
 		cancel()
 		close(p.done)
+		// The child's copies are its own; rein's ends of the pipes it was given go now, so
+		// that the reader sees EOF and a writer EPIPE — after Done, so that whoever reads
+		// EOF finds the Result ready.
+		inR.Close()
+		outW.Close()
 	}()
 	select {
 	case p.Pid = <-started:
