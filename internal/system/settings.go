@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/reinhq/rein/internal/hooks/command"
+	"github.com/reinhq/rein/internal/mcp"
 	"github.com/reinhq/rein/internal/policy"
 	"github.com/reinhq/rein/internal/refusal"
 	"github.com/reinhq/rein/internal/strictjson"
@@ -39,6 +40,9 @@ type Settings struct {
 	// SecretEnv adds name patterns (path.Match syntax, case-insensitive) to the environment
 	// variables the bash tool never passes on (shell.DefaultSecretEnv); global only.
 	SecretEnv []string `json:"secretEnv,omitempty"`
+	// MCPServers and MCP configure MCP servers (package mcp checks and merges them).
+	MCPServers map[string]mcp.Server `json:"mcpServers,omitempty"`
+	MCP        *mcp.Settings         `json:"mcp,omitempty"`
 }
 
 // BashSettings configure the bash tool.
@@ -88,6 +92,7 @@ func (s Settings) gateContextFiles() bool {
 // concatenate (global first).
 func (s Settings) merge(o Settings) Settings {
 	s.Hooks = command.Merge(s.Hooks, o.Hooks)
+	s.MCPServers, s.MCP = mcp.Merge(s.MCPServers, s.MCP, o.MCPServers, o.MCP)
 	cat := func(a, b []string) []string { return append(append([]string(nil), a...), b...) }
 	s.Permissions = policy.Rules{
 		Allow: cat(s.Permissions.Allow, o.Permissions.Allow),
@@ -131,6 +136,10 @@ func ReadSettings(path string, global bool) (Settings, error) {
 		scope = "global"
 	}
 	s.Hooks.Label(scope)
+	if err := mcp.CheckSettings(s.MCPServers, s.MCP, global); err != nil {
+		return bad("%v", err)
+	}
+	mcp.Label(s.MCPServers, path)
 	if len(s.SecretEnv) > 0 && !global {
 		return bad("secretEnv: the variables kept from commands may only be set in $REIN_HOME/%s", SettingsFile)
 	}

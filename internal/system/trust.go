@@ -15,6 +15,7 @@ import (
 
 	"github.com/reinhq/rein/internal/atomicfile"
 	"github.com/reinhq/rein/internal/contextpack"
+	"github.com/reinhq/rein/internal/mcp"
 	"github.com/reinhq/rein/internal/strictjson"
 )
 
@@ -241,6 +242,9 @@ func Trust(home, dir string) (*TrustStatus, error) {
 func guarded(root, home string, untrusted []string) []string {
 	out := append([]string(nil), untrusted...)
 	if p := projectSettingsPath(root); exists(p) && !sameFile(filepath.Dir(p), home) {
+		out = append(out, p)
+	}
+	if p := filepath.Join(root, mcp.ProjectFile); exists(p) {
 		out = append(out, p)
 	}
 	return out
