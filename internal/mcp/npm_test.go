@@ -33,6 +33,9 @@ func npmServers(t *testing.T) string {
 	t.Helper()
 	for _, tool := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is not installed, and CI must run the tests against the MCP servers from npm: .ci/run installs Node", tool)
+			}
 			t.Skipf("%s is not installed: the tests against the MCP servers from npm (%s) need Node; .ci/run installs it", tool, npmPackages)
 		}
 	}
