@@ -175,5 +175,4 @@ func keys(m map[string]*Tool) []string {
 	return out
 }
 
-
 func callArgs(s string) tool.Call { return tool.Call{ID: "c", Args: json.RawMessage(s)} }
