@@ -76,8 +76,12 @@ func OpenMCP(ctx context.Context, o Options) (*mcp.Manager, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if !pr.trust.trusted {
-		warnings = append(warnings, fmt.Sprintf("the project %s is not trusted (%s): its %s and .rein/settings.json servers are not loaded", pr.trust.root, pr.trust.why, mcp.ProjectFile))
+	if !pr.trust.trusted && pr.trust.why != "nothing to trust" {
+		why := pr.trust.why
+		if why == "" {
+			why = "no decision: `rein trust --allow`, or --trust for this command"
+		}
+		warnings = append(warnings, fmt.Sprintf("the project %s is not trusted (%s): its %s and .rein/settings.json servers are not loaded", pr.trust.root, why, mcp.ProjectFile))
 	}
 	stripEnv := append(slices.Clone(shell.DefaultSecretEnv), global.SecretEnv...)
 	return mcp.Open(ctx, mcpOptions(o, pr.trust.root, servers, stripEnv, nil)), warnings, nil
