@@ -91,6 +91,11 @@ var rules = []rule{
 		reason: "A delivery run asks the composition root for every stage's agent through an interface it declares, so a stage attempt gets the model retries, tool surface, permission gate, hooks, telemetry and session lifecycle of any other agent; run links no concrete tool, provider adapter or the script model.",
 	},
 	{
+		pkgs:   []string{"./internal/mcp/..."},
+		forbid: []string{"./internal/kernel/...", "./internal/session/...", "./internal/ledger/...", "./internal/policy/...", "./internal/hooks/..."},
+		reason: "MCP tools are plain tool.Tools: validation, permission rules, hooks, intents and recovery come from the kernel and the composition root as for the built-in tools, so the MCP client links none of them and its tools cannot take a path of their own.",
+	},
+	{
 		pkgs: []string{"./internal/worktree/..."},
 		forbid: []string{"./internal/run/...", "./internal/ledger/...", "./internal/artifact/...", "./internal/session/...",
 			"./internal/kernel/...", "./internal/llm/...", "./internal/tool/..."},

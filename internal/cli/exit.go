@@ -11,6 +11,7 @@ import (
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/ledger"
 	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/mcp"
 	delivery "github.com/reinhq/rein/internal/run"
 	"github.com/reinhq/rein/internal/sandbox"
 	"github.com/reinhq/rein/internal/session"
@@ -66,7 +67,7 @@ var exitTable = []struct {
 		telemetry.ErrConfig, sandbox.ErrUnavailable, llm.ErrBadModelsFile, session.ErrBadForkPoint,
 		kernel.ErrNothingToContinue, system.ErrNothingPending, contextpack.ErrNothingToCompact, gitx.ErrNotRepo, gitx.ErrNoGit,
 		delivery.ErrInvalidProfile, delivery.ErrNoProfile, delivery.ErrNoRun, delivery.ErrUsage, delivery.ErrFinished,
-		delivery.ErrNotRunnable,
+		delivery.ErrNotRunnable, mcp.ErrServer,
 		artifact.ErrMalformed, artifact.ErrInvalidDigest, artifact.ErrInvalidReference, artifact.ErrOutsideRoots,
 		artifact.ErrMissing, artifact.ErrNotRegular, artifact.ErrUnreadable, artifact.ErrTooLarge, artifact.ErrInvalidGraph}},
 }

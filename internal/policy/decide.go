@@ -114,6 +114,11 @@ func New(cfg Config) (*Policy, error) {
 		return out
 	}
 	p.allow, p.ask, p.deny = compile(cfg.Rules.Allow), compile(cfg.Rules.Ask), compile(cfg.Rules.Deny)
+	for _, r := range p.allow {
+		if r.broadMCPAllow() {
+			problems = append(problems, fmt.Sprintf("allow rule %q: a glob in an allow rule must follow a literal \"mcp__<server>__\" (\"mcp__github__*\"), so that it allows only servers you named", r.Raw))
+		}
+	}
 	prot, err := pathrule.NewProtectedPaths(cfg.Protected, cfg.Dir)
 	if err != nil {
 		problems = append(problems, err.(*refusal.Error).Message)
@@ -217,7 +222,7 @@ func (p *Policy) decideWhole(name string) Decision {
 		v     Verdict
 	}{{p.deny, Deny}, {p.ask, Ask}, {p.allow, Allow}} {
 		for _, r := range list.rules {
-			if r.kind == kindTool && r.Tool == name {
+			if r.kind == kindTool && r.toolMatches(name) {
 				return verdictFor(list.v, r.Raw, name, fmt.Sprintf("the %s tool", name))
 			}
 		}

@@ -21,6 +21,10 @@
 // A rule is
 //
 //   - a tool name: "edit", "bash", "mcp_search" — every call of that tool;
+//   - an MCP tool rule: "mcp__server" or "mcp__server__*" (every tool of that server),
+//     "mcp__server__tool", or a glob where "*" is any run of characters
+//     ("mcp__github__get_*"); an allow glob must follow a literal "mcp__<server>__", while
+//     deny and ask may use "mcp__*" (every MCP tool);
 //   - bash(PATTERN): a pattern over the words of each simple command;
 //   - read(GLOB), write(GLOB), edit(GLOB), grep(GLOB), find(GLOB), ls(GLOB): a doublestar glob
 //     over the path. read(…) covers every reading tool (read, grep, find, ls) and the paths

@@ -83,13 +83,16 @@ func ParseRule(s string) (Rule, error) {
 	}
 	name, pattern, hasPattern := strings.Cut(s, "(")
 	name = strings.TrimSpace(name)
-	if name == "" || !validToolName(name) {
+	if name == "" || !validToolName(name) && !validMCPRule(name) {
 		return bad("%q is not a tool name", name)
 	}
 	r := Rule{Raw: raw, Tool: strings.ToLower(name)}
 	if !hasPattern {
 		r.kind = kindTool
 		return r, nil
+	}
+	if strings.Contains(name, "*") {
+		return bad("an MCP rule with \"*\" takes no pattern")
 	}
 	if !strings.HasSuffix(pattern, ")") {
 		return bad("missing closing parenthesis")

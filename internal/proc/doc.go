@@ -1,6 +1,8 @@
 // Package proc is rein's one process runner: the bash tool (internal/tool/shell), approved
 // commands (internal/command), command hooks (internal/hooks/command) and the sandbox check
-// (internal/sandbox) start every process through [Run].
+// (internal/sandbox) start every process through [Run]; long-lived servers rein speaks to
+// over their standard input and output (MCP servers, internal/mcp) through [Start], which is
+// the same run held open: the same group, parent-death signal, tag, Journal and Contain.
 //
 // # Contract
 //

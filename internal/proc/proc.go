@@ -135,6 +135,12 @@ func (r Result) String() string {
 // also gets SIGKILL when rein dies (see the package documentation for the limits). Run
 // never returns an error: every ending, a failure to start included, is a [Result].
 func Run(ctx context.Context, s Spec) Result {
+	return run(ctx, s, nil)
+}
+
+// run is [Run]; started, when not nil, is called with the pid once the process runs (and is
+// in the journal), from the goroutine that waits for it.
+func run(ctx context.Context, s Spec, started func(pid int)) Result {
 	if s.LeaveRunning && s.Contain {
 		return Result{Outcome: StartFailed, Code: -1, Err: errors.New("proc: Spec.Contain and Spec.LeaveRunning exclude each other")}
 	}
@@ -185,6 +191,9 @@ func Run(ctx context.Context, s Spec) Result {
 			return Result{Outcome: StartFailed, Code: -1, Err: fmt.Errorf("the process was killed at once: %w", err)}
 		}
 		defer s.Journal.remove(pid)
+	}
+	if started != nil {
+		started(pid)
 	}
 	// Contained: the moment the process exits, end what it left, so that a survivor
 	// holding the output pipe does not keep Wait waiting for WaitDelay.

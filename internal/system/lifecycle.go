@@ -243,6 +243,9 @@ func (rt *Runtime) Close() error {
 
 func (rt *Runtime) release() error {
 	var errs []error
+	if rt.MCP != nil {
+		errs = append(errs, rt.MCP.Close())
+	}
 	if rt.Session != nil {
 		err := rt.Session.Close()
 		errs = append(errs, err)

@@ -24,6 +24,7 @@ import (
 	"github.com/reinhq/rein/internal/llm/redact"
 	"github.com/reinhq/rein/internal/llm/script"
 	"github.com/reinhq/rein/internal/llm/watchdog"
+	"github.com/reinhq/rein/internal/mcp"
 	"github.com/reinhq/rein/internal/policy"
 	"github.com/reinhq/rein/internal/proc"
 	"github.com/reinhq/rein/internal/session"
@@ -55,6 +56,15 @@ type Options struct {
 	// ExtraTools are offered besides the standard tools (a stage's contract tools); the role's
 	// surface must allow them.
 	ExtraTools []tool.Tool
+	// MCP starts the configured MCP servers and offers their tools (interactive, print, JSON
+	// and RPC runs; never a delivery stage, whose tool surface is fixed). It needs the
+	// default role and the default tool set.
+	MCP bool
+	// Environ is what MCP servers inherit (before their own "env", without the secretEnv
+	// names); nil means rein's environment.
+	Environ []string
+	// Version is rein's, sent to MCP servers.
+	Version string
 	// Tools selects tools by name; nil means the default set. NoTools offers none.
 	Tools   []string
 	NoTools bool
@@ -196,6 +206,8 @@ type Runtime struct {
 	spill string
 	// journal records the processes the bash tool runs (closed by Close).
 	journal *proc.Journal
+	// MCP holds the run's MCP servers (nil without them); Close ends them.
+	MCP *mcp.Manager
 	// mu guards the conversation of a run without a session.
 	mu      sync.Mutex
 	history []llm.Message
@@ -339,6 +351,9 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 		return err
 	}
 	if err := guardTools(rt, plan, o, pol); err != nil {
+		return err
+	}
+	if model, err = openMCP(o, rt, pr, model, journal); err != nil {
 		return err
 	}
 	rt.hooks = &hookWiring{config: pr.settings.Hooks, dir: pr.trust.root, cwd: rt.Workspace.Dir, confirm: o.Confirm, notice: o.Notice}

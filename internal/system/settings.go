@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/reinhq/rein/internal/hooks/command"
+	"github.com/reinhq/rein/internal/mcp"
 	"github.com/reinhq/rein/internal/policy"
 	"github.com/reinhq/rein/internal/refusal"
 	"github.com/reinhq/rein/internal/strictjson"
@@ -44,6 +45,9 @@ type Settings struct {
 	warnings []string
 	// disableClaudeHooks: a Claude Code file set disableAllHooks.
 	disableClaudeHooks bool
+	// MCPServers and MCP configure MCP servers (package mcp checks and merges them).
+	MCPServers map[string]mcp.Server `json:"mcpServers,omitempty"`
+	MCP        *mcp.Settings         `json:"mcp,omitempty"`
 }
 
 // BashSettings configure the bash tool.
@@ -95,6 +99,7 @@ func (s Settings) merge(o Settings) Settings {
 	s.Hooks = command.Merge(s.Hooks, o.Hooks)
 	s.warnings = append(append([]string(nil), s.warnings...), o.warnings...)
 	s.disableClaudeHooks = s.disableClaudeHooks || o.disableClaudeHooks
+	s.MCPServers, s.MCP = mcp.Merge(s.MCPServers, s.MCP, o.MCPServers, o.MCP)
 	cat := func(a, b []string) []string { return append(append([]string(nil), a...), b...) }
 	s.Permissions = policy.Rules{
 		Allow: cat(s.Permissions.Allow, o.Permissions.Allow),
@@ -151,6 +156,10 @@ func ReadSettings(path string, global bool) (Settings, error) {
 		scope = "global"
 	}
 	s.Hooks.Label(scope)
+	if err := mcp.CheckSettings(s.MCPServers, s.MCP, global); err != nil {
+		return bad("%v", err)
+	}
+	mcp.Label(s.MCPServers, path)
 	if len(s.SecretEnv) > 0 && !global {
 		return bad("secretEnv: the variables kept from commands may only be set in $REIN_HOME/%s", SettingsFile)
 	}

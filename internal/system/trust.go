@@ -15,6 +15,7 @@ import (
 
 	"github.com/reinhq/rein/internal/atomicfile"
 	"github.com/reinhq/rein/internal/contextpack"
+	"github.com/reinhq/rein/internal/mcp"
 	"github.com/reinhq/rein/internal/strictjson"
 )
 
@@ -247,6 +248,9 @@ func guarded(root, home string, untrusted []string) []string {
 		if exists(p) {
 			out = append(out, p)
 		}
+	}
+	if p := filepath.Join(root, mcp.ProjectFile); exists(p) {
+		out = append(out, p)
 	}
 	return out
 }
