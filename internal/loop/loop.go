@@ -309,4 +309,3 @@ func raised(b Budget, set map[string]string) (Budget, error) {
 	}
 	return b, nil
 }
-

@@ -423,3 +423,40 @@ func TestMemoryExcludeDropsClasses(t *testing.T) {
 		t.Fatalf("checkpoint %s lacks the contract digest, artifact digests or root causes", cp)
 	}
 }
+
+func TestStaleContextRow(t *testing.T) {
+	f := newFixture(t, contractYAML(map[string]string{"budget": "{rounds: 1}"}),
+		round{calls: write("answer.txt", "41"), claim: "progress", report: "try 1"},
+		round{calls: write("answer.txt", "42"), claim: "done", report: "fixed"})
+	id := f.start()
+	f.run(id, StateBlocked, ReasonBudgetExhausted)
+	mustWrite(t, filepath.Join(f.ws, "notes.txt"), "a person edited the workspace")
+	if err := Raise(f.env, id, map[string]string{"rounds": "2"}, "ana"); err != nil {
+		t.Fatal(err)
+	}
+	f.run(id, StateCompleted, ReasonVerificationPassed)
+	r2 := f.requests[1]
+	if !strings.Contains(r2, "Stale: the workspace changed outside the loop since round 1's checkpoint") || strings.Contains(r2, "want 42, got 41") {
+		t.Fatalf("round 2's request does not drop the stale conclusions:\n%s", r2)
+	}
+	if ks := strings.Join(kinds(t, f.env.Home, id), " "); !strings.Contains(ks, "budget.raised loop.state loop.trigger round.started loop.state") {
+		t.Fatalf("kinds %s: the stale context is not recorded before round 2", ks)
+	}
+}
+
+func TestInterruptedRoundIsClosed(t *testing.T) {
+	f := newFixture(t, contractYAML(nil),
+		round{calls: write("answer.txt", "42"), claim: "done", report: "fixed"},
+		round{calls: write("answer.txt", "42"), claim: "done", report: "fixed"})
+	id := f.start()
+	l, err := openLoop(f.env.Home, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Append(ledger.Entry{Kind: KindRoundStart, Body: map[string]int{"round": 1}}) // a crash mid-round
+	l.Close()
+	rep := f.run(id, StateCompleted, ReasonVerificationPassed)
+	if len(rep.History) != 2 || rep.History[0].Reason != ReasonInterrupted || rep.History[1].Round != 2 {
+		t.Fatalf("history %+v: the interrupted round must be closed and the next one numbered 2", rep.History)
+	}
+}
