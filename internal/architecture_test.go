@@ -91,6 +91,12 @@ var rules = []rule{
 		reason: "A delivery run asks the composition root for every stage's agent through an interface it declares, so a stage attempt gets the model retries, tool surface, permission gate, hooks, telemetry and session lifecycle of any other agent; run links no concrete tool, provider adapter or the script model.",
 	},
 	{
+		pkgs:   []string{"./internal/loop/..."},
+		forbid: []string{"./internal/tool/fstool/...", "./internal/tool/grep/...", "./internal/tool/shell/...", "./internal/llm/...", "./internal/run/..."},
+		allow:  []allowed{{"./internal/llm", "rounds read the provider-neutral messages and usage"}},
+		reason: "A loop asks the composition root for every round's agent through an interface it declares, so a round gets the model retries, tool surface, permission gate, hooks, telemetry and session lifecycle of any other agent, with the loop's human gate added through the spec; loop links no concrete tool, provider adapter, the script model or the delivery-run engine.",
+	},
+	{
 		pkgs: []string{"./internal/worktree/..."},
 		forbid: []string{"./internal/run/...", "./internal/ledger/...", "./internal/artifact/...", "./internal/session/...",
 			"./internal/kernel/...", "./internal/llm/...", "./internal/tool/..."},
