@@ -104,17 +104,16 @@ func newLoopRunCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			state, err := loop.Run(e.ctx, env, id)
-			if err != nil {
+			if _, err := loop.Run(e.ctx, env, id); err != nil {
 				return err
 			}
-			return loopReport(e, env, id, state, false)
+			return loopReport(e, env, id, false)
 		},
 	}
 }
 
 // loopReport prints a loop's status; blocked and waiting loops are ErrBlocked (exit 4).
-func loopReport(e *env, env loop.Env, id, _ string, asJSON bool) error {
+func loopReport(e *env, env loop.Env, id string, asJSON bool) error {
 	rep, err := loop.Status(env, id)
 	if err != nil {
 		return err
@@ -145,7 +144,7 @@ func newLoopStatusCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return loopReport(e, env, id, "", asJSON)
+			return loopReport(e, env, id, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
@@ -236,7 +235,7 @@ func newLoopRaiseCmd(e *env) *cobra.Command {
 			if err := loop.Raise(env, args[0], set, who); err != nil {
 				return err
 			}
-			return loopReport(e, env, args[0], "", false)
+			return loopReport(e, env, args[0], false)
 		},
 	}
 	cmd.Flags().StringSliceVar(&budget, "budget", nil, "new limits: rounds=N, tokens=N, cost_usd=X, elapsed=DURATION")
