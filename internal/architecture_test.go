@@ -96,6 +96,12 @@ var rules = []rule{
 		reason: "MCP tools are plain tool.Tools: validation, permission rules, hooks, intents and recovery come from the kernel and the composition root as for the built-in tools, so the MCP client links none of them and its tools cannot take a path of their own.",
 	},
 	{
+		pkgs:   []string{"./internal/loop/..."},
+		forbid: []string{"./internal/tool/fstool/...", "./internal/tool/grep/...", "./internal/tool/shell/...", "./internal/llm/...", "./internal/run/..."},
+		allow:  []allowed{{"./internal/llm", "rounds read the provider-neutral messages and usage"}},
+		reason: "A loop asks the composition root for every round's agent through an interface it declares, so a round gets the model retries, tool surface, permission gate, hooks, telemetry and session lifecycle of any other agent, with the loop's human gate added through the spec; loop links no concrete tool, provider adapter, the script model or the delivery-run engine.",
+	},
+	{
 		pkgs: []string{"./internal/worktree/..."},
 		forbid: []string{"./internal/run/...", "./internal/ledger/...", "./internal/artifact/...", "./internal/session/...",
 			"./internal/kernel/...", "./internal/llm/...", "./internal/tool/..."},

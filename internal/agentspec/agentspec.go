@@ -61,6 +61,9 @@ type Spec struct {
 	Deadline       time.Time
 	// ContextHooks may replace each request's messages (never what is recorded).
 	ContextHooks []kernel.ContextHook
+	// Gate, when set, is consulted after the permission gate allowed a call, before it runs
+	// (a loop's human gate); its refusal is the call's error result.
+	Gate kernel.Gate
 	// OnRequest, when set, sees every model request as the kernel hands it to the model (once
 	// per call, before retries): what a delivery run measures its request bytes from. It
 	// must not keep or change the request.

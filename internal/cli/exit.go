@@ -9,8 +9,10 @@ import (
 	"github.com/reinhq/rein/internal/contextpack"
 	"github.com/reinhq/rein/internal/gitx"
 	"github.com/reinhq/rein/internal/kernel"
+	"github.com/reinhq/rein/internal/lease"
 	"github.com/reinhq/rein/internal/ledger"
 	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/loop"
 	"github.com/reinhq/rein/internal/mcp"
 	delivery "github.com/reinhq/rein/internal/run"
 	"github.com/reinhq/rein/internal/sandbox"
@@ -54,20 +56,21 @@ var exitTable = []struct {
 }{
 	{code: ExitBudget, typed: func(err error) bool { _, ok := err.(*kernel.BudgetError); return ok }},
 	{code: ExitBlocked, sentinels: []error{ErrBlocked, kernel.ErrNeedsApproval, kernel.ErrHookBlocked,
-		kernel.ErrCompactionCancelled, system.ErrTrustRequired, delivery.ErrBlocked, delivery.ErrNotApproved, delivery.ErrNotRelockable, delivery.ErrAuditFailed}},
+		kernel.ErrCompactionCancelled, system.ErrTrustRequired, delivery.ErrBlocked, delivery.ErrNotApproved, delivery.ErrNotRelockable, delivery.ErrAuditFailed, loop.ErrBlocked}},
 	{code: ExitCheckFailed, sentinels: []error{ErrCheckFailed}},
 	// A record the session refused to write is rein's bug; the session itself is intact. So is a
 	// stage request without the prefix its context hook cuts at: the hook failed closed.
 	{code: ExitInternal, sentinels: []error{session.ErrInvalidRecord, contextpack.ErrPrefixMissing}},
 	{code: ExitSession, sentinels: []error{ledger.ErrCorrupt, ledger.ErrLocked, ledger.ErrRollback, ledger.ErrIncomplete,
 		ledger.ErrFaulted, ledger.ErrTornTail, ledger.ErrUnsupportedVersion, ledger.ErrBlobDigest, session.ErrBusy, system.ErrSessionGone,
-		artifact.ErrMismatch, artifact.ErrCorrupt, artifact.ErrNotFound, delivery.ErrRunning}},
+		artifact.ErrMismatch, artifact.ErrCorrupt, artifact.ErrNotFound, delivery.ErrRunning, loop.ErrRunning, lease.ErrHeld}},
 	{code: ExitModel, typed: func(err error) bool { _, ok := err.(*llm.Error); return ok }},
 	{code: ExitUsage, sentinels: []error{ErrUsage, system.ErrConfig, system.ErrAuthPermissions, system.ErrNoSession,
 		telemetry.ErrConfig, sandbox.ErrUnavailable, llm.ErrBadModelsFile, session.ErrBadForkPoint,
 		kernel.ErrNothingToContinue, system.ErrNothingPending, contextpack.ErrNothingToCompact, gitx.ErrNotRepo, gitx.ErrNoGit,
 		delivery.ErrInvalidProfile, delivery.ErrNoProfile, delivery.ErrNoRun, delivery.ErrUsage, delivery.ErrFinished,
 		delivery.ErrNotRunnable, mcp.ErrServer,
+		loop.ErrInvalidContract, loop.ErrNoLoop, loop.ErrFinished, loop.ErrUnsupported, loop.ErrNoGate,
 		artifact.ErrMalformed, artifact.ErrInvalidDigest, artifact.ErrInvalidReference, artifact.ErrOutsideRoots,
 		artifact.ErrMissing, artifact.ErrNotRegular, artifact.ErrUnreadable, artifact.ErrTooLarge, artifact.ErrInvalidGraph}},
 }

@@ -90,7 +90,7 @@ through confined tools, until it is done or a budget is reached.
 		return fmt.Errorf("%w: %w (see rein --help)", ErrUsage, err)
 	})
 	o.register(root)
-	root.AddCommand(newModelsCmd(e), newAuthCmd(e), newDemoCmd(e), newSessionCmd(e), newContextCmd(e), newCompactCmd(e), newTrustCmd(e), newStatsCmd(e), newProfileCmd(e), newDeliveryRunCmd(e), newMCPCmd(e))
+	root.AddCommand(newModelsCmd(e), newAuthCmd(e), newDemoCmd(e), newSessionCmd(e), newContextCmd(e), newCompactCmd(e), newTrustCmd(e), newStatsCmd(e), newProfileCmd(e), newDeliveryRunCmd(e), newMCPCmd(e), newLoopCmd(e))
 	// cobra would add these when the command runs; adding them now puts them in the tree that
 	// usageArgs hardens and the README test walks. The completion command captures the output
 	// writer here, so SetOut comes first.

@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/reinhq/rein/internal/artifact"
+	"github.com/reinhq/rein/internal/lazyre"
 )
 
 // Paths of the project's run inputs, relative to the project root.
@@ -149,7 +150,7 @@ func LoadProfile(root string) (*LoadedProfile, error) {
 	return &LoadedProfile{Profile: *p, Digest: artifact.Sum(data), Bytes: data}, nil
 }
 
-var yamlLine = newLazyRegexp(`^(?:yaml: )?line (\d+): (.*)$`)
+var yamlLine = lazyre.New(`^(?:yaml: )?line (\d+): (.*)$`)
 
 // ParseProfile decodes a profile strictly (unknown fields refused) and validates it. Every
 // problem is reported with its line.
@@ -242,9 +243,9 @@ func integer(doc *yaml.Node, keys ...any) bool {
 }
 
 var (
-	commandID  = newLazyRegexp(`^[a-z][a-z0-9_-]{0,63}$`)
+	commandID  = lazyre.New(`^[a-z][a-z0-9_-]{0,63}$`)
 	thinkings  = []string{"", "off", "minimal", "low", "medium", "high"}
-	skillNames = newLazyRegexp(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+	skillNames = lazyre.New(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 )
 
 // validate returns every problem of p; doc is the parsed YAML for line numbers.

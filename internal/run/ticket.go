@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/reinhq/rein/internal/artifact"
+	"github.com/reinhq/rein/internal/lazyre"
 	"github.com/reinhq/rein/internal/ledger"
 	"github.com/reinhq/rein/internal/run/contract"
 )
@@ -59,7 +60,7 @@ const MaxTicketAttempts = 3
 
 // ticketID is the form of a ticket id rein can run: it names a directory and goes into
 // commit trailers and session ids.
-var ticketID = newLazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var ticketID = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // TicketSchedule is the body of ticket.scheduled: the fan-out decision made once before any
 // ticket starts, with the base the delivery branch is made from.

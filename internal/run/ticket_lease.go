@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/reinhq/rein/internal/lease"
 	"github.com/reinhq/rein/internal/ledger"
 )
 
@@ -19,7 +20,7 @@ func (r *Run) takeTicketLease(env Env, l *ledger.Ledger, t *ticketRun, sid strin
 		return err
 	}
 	host, _ := os.Hostname()
-	start, _ := processStart(os.Getpid())
+	start, _ := lease.ProcessStart(os.Getpid())
 	b := ticketLeaseBody{Ticket: t.ID, SessionID: sid,
 		Lease: Lease{PID: os.Getpid(), StartTime: start, Host: host, Command: "next", Acquired: env.now().Truncate(time.Millisecond)}}
 	if _, err := l.Append(ledger.Entry{Kind: KindTicketLease, Body: b}); err != nil {
@@ -46,8 +47,8 @@ func (r *Run) reclaimTicketLease(l *ledger.Ledger, t *ticketRun) error {
 		// Reported, never recorded: its recovery on the owner's host must not meet it.
 		return &BlockedError{RunID: r.ID, Blockers: []Blocker{b}}
 	}
-	cur, err := processStart(old.PID)
-	alive := processAlive(old.PID, old.StartTime)
+	cur, err := lease.ProcessStart(old.PID)
+	alive := lease.Alive(old.PID, old.StartTime)
 	if alive {
 		return fmt.Errorf("%w: ticket %s of run %s is leased by the live process %d (session %s, since %s); never two writers on one ticket: wait for it to end",
 			ErrRunning, t.ID, r.ID, old.PID, old.SessionID, old.Acquired.Format(time.RFC3339))

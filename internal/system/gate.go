@@ -24,6 +24,8 @@ type permissionGate struct {
 	confirm func(question string) (bool, error)
 	// approve, when set, answers instead of confirm (Options.Approve).
 	approve func(ctx context.Context, a Approval) (Answer, error)
+	// then, when set, decides after the rules let a call run (Options.Gate).
+	then kernel.Gate
 }
 
 // Approval is a call an "ask" permission rule holds, as [Options].Approve is asked about it.
@@ -59,7 +61,10 @@ func (g *permissionGate) Check(ctx context.Context, call *llm.ToolCall, spec too
 		return d.Err()
 	case policy.Ask:
 		if g.approve != nil {
-			return g.approved(ctx, spec.Name, args, d)
+			if err := g.approved(ctx, spec.Name, args, d); err != nil {
+				return err
+			}
+			break
 		}
 		if g.confirm == nil {
 			return &needsApproval{err: d.Err()}
@@ -71,6 +76,9 @@ func (g *permissionGate) Check(ctx context.Context, call *llm.ToolCall, spec too
 		if !yes {
 			return &refusal.Error{Code: policy.CodeApprovalRequired, Message: fmt.Sprintf("the user declined %s (rule %q); do not retry it: choose another approach, or ask the user what to do", d.Part, d.Rule)}
 		}
+	}
+	if g.then != nil {
+		return g.then.Check(ctx, call, spec, args)
 	}
 	return nil
 }

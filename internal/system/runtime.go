@@ -130,6 +130,8 @@ type Options struct {
 	// a call an "ask" permission rule or a hook holds); nil in a non-interactive run, which
 	// refuses instead.
 	Confirm func(question string) (bool, error)
+	// Gate, when set, is consulted after the permission gate allowed a call (agentspec.Spec.Gate).
+	Gate kernel.Gate
 	// Approve, when set, answers the calls an "ask" permission rule holds instead of Confirm:
 	// an interactive UI that shows the pending call and takes the user's reason for a denial.
 	Approve func(ctx context.Context, a Approval) (Answer, error)
@@ -380,7 +382,7 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 	agent, err := kernel.New(kernel.Config{
 		Model:          model,
 		Tools:          rt.Tools,
-		Gate:           &skillGate{rt: rt, next: &permissionGate{policy: pol, confirm: o.Confirm, approve: o.Approve}},
+		Gate:           &skillGate{rt: rt, next: &permissionGate{policy: pol, confirm: o.Confirm, approve: o.Approve, then: o.Gate}},
 		Hooks:          agentHooks,
 		Recorder:       rec,
 		System:         rt.System.Prompt,

@@ -1,4 +1,4 @@
-package run
+package lease
 
 import (
 	"bytes"
@@ -8,10 +8,10 @@ import (
 	"syscall"
 )
 
-// processStart is the start time of process pid: /proc/PID/stat's 22nd field (clock ticks
+// ProcessStart is the start time of process pid: /proc/PID/stat's 22nd field (clock ticks
 // since boot). The fields after the command name are read past its closing parenthesis, which
 // the name itself may contain.
-func processStart(pid int) (string, error) {
+func ProcessStart(pid int) (string, error) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return "", err

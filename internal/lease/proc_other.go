@@ -1,14 +1,14 @@
 //go:build !linux
 
-package run
+package lease
 
 import (
 	"os"
 	"syscall"
 )
 
-// processStart gives no start time outside Linux: liveness is the pid alone.
-func processStart(int) (string, error) { return "", errNoStartTime }
+// ProcessStart gives no start time outside Linux: liveness is the pid alone.
+func ProcessStart(int) (string, error) { return "", errNoStartTime }
 
 // signalZero reports whether process pid exists.
 func signalZero(pid int) bool {

@@ -1,0 +1,84 @@
+// Package loop is rein's external loop (README, "Loops"): it decides, from a control
+// contract and evidence — never from what a model says — whether to run another round, what
+// a round may do, what proves completion and when to stop.
+//
+// # The control contract
+//
+// A YAML file with six fields (trigger, goal, verification, stop {success, failure, budget},
+// memory {persist, exclude}, human_gate {required_for, timeout}), decoded by internal/strictyaml
+// (unknown and duplicate keys, anchors, aliases and merge keys refused, every problem naming
+// file:line) and validated ([ParseContract]); the result is [Normalized], whose digest is the
+// sha256 of its canonical JSON (comments and layout do not change it). Verification entries
+// are {id, run: [argv]} (no shell) or {id, delivery_run: delivery-ready} (validated; [Start]
+// refuses it with ErrUnsupported for now). stop.success is "all verification passes";
+// stop.failure "same root cause fails N times" (optionally "in a row").
+//
+// # The loop ledger and states
+//
+// [Start] creates $REIN_HOME/loops/<id>/ (ledger type loop, common ledger format) whose header
+// binds the contract digest, and records loop.started (contract file, workspace, the
+// normalized contract, trigger, model — never a key). States: ready, running (a live lease),
+// waiting_for_human, blocked, completed, and aborted ([Abort]). Records: loop.state
+// {state, reason, detail} for transitions outside a round; loop.trigger; round.started
+// {round}; loop.checkpoint and round.ended {round, state, reason, detail, claim, verification,
+// gates, tokens, costUsd, elapsedMs, session} written together (one AppendAll, one fsync);
+// gate.decided; budget.raised {old, new, approver}; loop.lease.taken_over. Every record is
+// fsynced before the command reports it. [Status] opens the ledger read-only and writes
+// nothing anywhere.
+//
+// # Before a round
+//
+// [Run] holds the loop's lease (internal/lease) and, before every round, in this order:
+// refuses a completed or aborted loop (ErrFinished); compares the contract file's digest with
+// the locked one (a difference records blocked contract_drift once; the file restored records
+// ready drift_lifted); closes a round a crash left open (round.ended, reason interrupted);
+// keeps a loop waiting for a person (or blocks it, gate_timeout, once human_gate.timeout has
+// passed since the round ended); keeps a blocked loop blocked; checks every budget (rounds
+// started, tokens, cost, the rounds' summed elapsed time) and records blocked
+// budget_exhausted naming the one used up. [Raise] records a new budget with its approver and
+// makes a loop blocked by its budget ready again.
+//
+// # A round
+//
+// Each round is an agent built by the composition root from an agentspec.Spec ([Env].Agents):
+// a fresh session under the loop's directory, the default role's tools plus
+// rein_loop_report, and the loop's human gate as Spec.Gate. Its first request carries the
+// contract, the latest checkpoint and this round's evidence (the last round's failing checks
+// with fingerprints and redacted output tails, whether its claim was contradicted, gate
+// decisions) — never an earlier round's transcript. When the workspace's tree digest differs
+// from the checkpoint's, the context is stale: loop.state ready stale_context is recorded and
+// the request carries no conclusions of the checkpoint.
+//
+// After the agent ends, rein runs every verification itself (internal/command: no shell,
+// the process runner) and the next state is chosen by code ([decide]): a held gate →
+// waiting_for_human; the model failing → blocked model_failed; every check passing →
+// completed; the failure rule met on fingerprints → blocked same_root_cause; otherwise ready
+// (claim_contradicted when the model reported done, else verification_failed).
+//
+// # Root causes
+//
+// [Fingerprint] is the check's id and its normalized failure output: failing test names,
+// then error lines (or the last lines), with paths reduced to base names and line numbers,
+// timestamps, durations and addresses stripped.
+//
+// # Checkpoints
+//
+// After every round: the round, the contract digest, completed scope, decisions, the
+// workspace tree digest, verification results with fingerprints, root causes with their
+// rounds, open items and the next step — less every memory class memory.exclude names (or
+// persist leaves out). Secrets and raw credentials are always excluded: the checkpoint's JSON is
+// secret-scanned and a finding (or a failed scan) refuses writing it; the round then ends
+// blocked checkpoint_secret, its end recorded without the checkpoint.
+//
+// # Human gates
+//
+// human_gate.required_for compiles into "ask" rules of internal/policy (its shell analysis
+// looks into bash -c, pipelines, env, sudo, xargs and the rest): push, release, delete,
+// production_write, outgoing_message, privilege_change each a list of command patterns, a
+// custom name the program a bash line runs or an approved command id. The gate runs after
+// the permission gate; a call it holds is refused before it runs (no intent recorded) and
+// recorded in round.ended's gates; the round ends waiting_for_human. [Approve] runs exactly
+// that call once (a bash line as bash -c LINE through internal/command, in the workspace),
+// records gate.decided with its exit code and redacted output, and the loop is ready;
+// [Reject] records the reason, which the next round's request carries.
+package loop
