@@ -239,11 +239,7 @@ Checklist and Full Run Verification.`,
 		Use: "status [RUN]", Short: "Show a run's stage, gates, blockers and locked inputs (never its text)",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			env, err := runEnv(e)
-			if err != nil {
-				return err
-			}
-			id, err := runArg(env, args)
+			env, id, err := runTarget(e, args)
 			if err != nil {
 				return err
 			}
@@ -284,11 +280,7 @@ Checklist and Full Run Verification.`,
 		Use: "next [RUN]", Short: "Run the run's current stage (Research, Clarification, Specification, Ticket Planning, the tickets)",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			env, err := runEnv(e)
-			if err != nil {
-				return err
-			}
-			id, err := runArg(env, args)
+			env, id, err := runTarget(e, args)
 			if err != nil {
 				return err
 			}
@@ -313,11 +305,7 @@ Checklist and Full Run Verification.`,
 		Use: "resume [RUN]", Short: "Rebuild the run from its ledger, settle an attempt a crash interrupted, and continue",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			env, err := runEnv(e)
-			if err != nil {
-				return err
-			}
-			id, err := runArg(env, args)
+			env, id, err := runTarget(e, args)
 			if err != nil {
 				return err
 			}
@@ -441,6 +429,17 @@ Checklist and Full Run Verification.`,
 	c.AddCommand(newRelockCmd(e))
 	c.AddCommand(newRunAuditCmd(e))
 	return c
+}
+
+// runTarget is the run environment and the run a command names (its one argument, else the
+// project's latest run).
+func runTarget(e *env, args []string) (delivery.Env, string, error) {
+	env, err := runEnv(e)
+	if err != nil {
+		return env, "", err
+	}
+	id, err := runArg(env, args)
+	return env, id, err
 }
 
 func runArg(env delivery.Env, args []string) (string, error) {

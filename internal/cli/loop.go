@@ -22,6 +22,17 @@ func loopEnv(e *env) (loop.Env, error) {
 }
 
 // loopArg is the loop named by args, else the newest.
+// loopTarget is the loop environment and the loop a command names (its one argument, else
+// the latest loop).
+func loopTarget(e *env, args []string) (loop.Env, string, error) {
+	env, err := loopEnv(e)
+	if err != nil {
+		return env, "", err
+	}
+	id, err := loopArg(env, args)
+	return env, id, err
+}
+
 func loopArg(env loop.Env, args []string) (string, error) {
 	if len(args) == 1 {
 		return args[0], nil
@@ -96,11 +107,7 @@ func newLoopRunCmd(e *env) *cobra.Command {
 		Use: "run [LOOP]", Short: "Run rounds until the loop is not ready; print its status",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			env, err := loopEnv(e)
-			if err != nil {
-				return err
-			}
-			id, err := loopArg(env, args)
+			env, id, err := loopTarget(e, args)
 			if err != nil {
 				return err
 			}
@@ -136,11 +143,7 @@ func newLoopStatusCmd(e *env) *cobra.Command {
 		Use: "status [LOOP] [--json]", Short: "Show a loop's state, rounds, verification, gates (writes nothing)",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			env, err := loopEnv(e)
-			if err != nil {
-				return err
-			}
-			id, err := loopArg(env, args)
+			env, id, err := loopTarget(e, args)
 			if err != nil {
 				return err
 			}

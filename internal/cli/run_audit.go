@@ -18,11 +18,7 @@ func newRunAuditCmd(e *env) *cobra.Command {
 		Use: "audit [RUN]", Short: "Recompute a run's isolation, binding and lock facts from its ledgers, artifacts and git; exit 4 on the first violation",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			env, err := runEnv(e)
-			if err != nil {
-				return err
-			}
-			id, err := runArg(env, args)
+			env, id, err := runTarget(e, args)
 			if err != nil {
 				return err
 			}

@@ -18,11 +18,7 @@ func newRunMetricsCmd(e *env) *cobra.Command {
 		Use: "metrics [RUN]", Short: "Show a run's numbers per stage and role: attempts, causes, tokens, cost, bytes, recoveries (never its text)",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			env, err := runEnv(e)
-			if err != nil {
-				return err
-			}
-			id, err := runArg(env, args)
+			env, id, err := runTarget(e, args)
 			if err != nil {
 				return err
 			}

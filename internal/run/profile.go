@@ -17,6 +17,7 @@ import (
 
 	"github.com/reinhq/rein/internal/artifact"
 	"github.com/reinhq/rein/internal/lazyre"
+	"github.com/reinhq/rein/internal/strictyaml"
 )
 
 // Paths of the project's run inputs, relative to the project root.
@@ -96,23 +97,9 @@ type Harness struct {
 	BinaryDigest string `yaml:"binaryDigest,omitempty" json:"binaryDigest"`
 }
 
-// Problem is one validation failure, at a line of the profile file (0 when unknown).
-type Problem struct {
-	Line  int
-	Field string
-	Msg   string
-}
-
-func (p Problem) String() string {
-	loc := ProfilePath
-	if p.Line > 0 {
-		loc = fmt.Sprintf("%s:%d", ProfilePath, p.Line)
-	}
-	if p.Field == "" {
-		return loc + ": " + p.Msg
-	}
-	return loc + ": " + p.Field + ": " + p.Msg
-}
+// Problem is one validation failure, at a line of the profile file (0 when unknown): a
+// strictyaml.Problem whose File is ProfilePath.
+type Problem = strictyaml.Problem
 
 // ProfileError lists every problem of an invalid profile. errors.Is(err, ErrInvalidProfile).
 type ProfileError struct{ Problems []Problem }
@@ -150,8 +137,6 @@ func LoadProfile(root string) (*LoadedProfile, error) {
 	return &LoadedProfile{Profile: *p, Digest: artifact.Sum(data), Bytes: data}, nil
 }
 
-var yamlLine = lazyre.New(`^(?:yaml: )?line (\d+): (.*)$`)
-
 // ParseProfile decodes a profile strictly (unknown fields refused) and validates it. Every
 // problem is reported with its line.
 func ParseProfile(data []byte) (*Profile, error) {
@@ -160,37 +145,18 @@ func ParseProfile(data []byte) (*Profile, error) {
 	dec.KnownFields(true)
 	if err := dec.Decode(&p); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, &ProfileError{[]Problem{{Msg: "the file is empty"}}}
+			return nil, &ProfileError{[]Problem{{File: ProfilePath, Msg: "the file is empty"}}}
 		}
-		return nil, &ProfileError{yamlProblems(err)}
+		return nil, &ProfileError{strictyaml.DecodeProblems(ProfilePath, err)}
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &ProfileError{yamlProblems(err)}
+		return nil, &ProfileError{strictyaml.DecodeProblems(ProfilePath, err)}
 	}
 	if probs := p.validate(&doc); len(probs) > 0 {
 		return nil, &ProfileError{probs}
 	}
 	return &p, nil
-}
-
-func yamlProblems(err error) []Problem {
-	var te *yaml.TypeError
-	lines := []string{err.Error()}
-	if errors.As(err, &te) {
-		lines = te.Errors
-	}
-	var out []Problem
-	for _, l := range lines {
-		if m := yamlLine.FindStringSubmatch(l); m != nil {
-			var n int
-			fmt.Sscan(m[1], &n)
-			out = append(out, Problem{Line: n, Msg: m[2]})
-			continue
-		}
-		out = append(out, Problem{Msg: strings.TrimPrefix(l, "yaml: ")})
-	}
-	return out
 }
 
 // lineOf returns the line of the node at the path of mapping keys and sequence indexes
@@ -252,7 +218,7 @@ var (
 func (p *Profile) validate(doc *yaml.Node) []Problem {
 	var probs []Problem
 	add := func(field, msg string, keys ...any) {
-		probs = append(probs, Problem{Line: lineOf(doc, keys...), Field: field, Msg: msg})
+		probs = append(probs, Problem{File: ProfilePath, Line: lineOf(doc, keys...), Field: field, Msg: msg})
 	}
 	if p.Version != ProfileVersion {
 		add("version", fmt.Sprintf("must be %d, not %d", ProfileVersion, p.Version), "version")

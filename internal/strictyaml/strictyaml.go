@@ -52,7 +52,7 @@ func Decode(data []byte, file string, v any) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(v); err != nil {
-		return nil, &Error{decodeProblems(file, err)}
+		return nil, &Error{DecodeProblems(file, err)}
 	}
 	return doc, nil
 }
@@ -66,13 +66,13 @@ func Parse(data []byte, file string) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &Error{[]Problem{{File: file, Msg: "the file is empty"}}}
 		}
-		return nil, &Error{decodeProblems(file, err)}
+		return nil, &Error{DecodeProblems(file, err)}
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		return nil, &Error{[]Problem{{File: file, Line: extra.Line, Msg: "a second YAML document: the file must hold exactly one"}}}
 	} else if !errors.Is(err, io.EOF) {
-		return nil, &Error{decodeProblems(file, err)}
+		return nil, &Error{DecodeProblems(file, err)}
 	}
 	var probs []Problem
 	walk(&doc, file, &probs)
@@ -113,7 +113,9 @@ func walk(n *yaml.Node, file string, probs *[]Problem) {
 var yamlLine = lazyre.New(`^(?:yaml: )?line (\d+): (.*)$`)
 
 // decodeProblems turns a yaml error into problems with lines.
-func decodeProblems(file string, err error) []Problem {
+// DecodeProblems turns a yaml decoding error (every type error of it) into problems of file,
+// each at its line when the error names one.
+func DecodeProblems(file string, err error) []Problem {
 	var te *yaml.TypeError
 	lines := []string{err.Error()}
 	if errors.As(err, &te) {
