@@ -11,20 +11,25 @@ import (
 	"github.com/reinhq/rein/internal/telemetry"
 )
 
+// hostSetup is what a mode that opens runtimes for a host needs first: rein's home, the
+// working directory, and the tracer (flush it when the mode ends).
+func hostSetup(e *env, o *runOptions) (home, dir string, tracer *telemetry.Tracer, flush func(), err error) {
+	if home, err = system.Home(e.getenv); err != nil {
+		return
+	}
+	if dir, err = os.Getwd(); err != nil {
+		return
+	}
+	tracer, flush, err = startTracer(e, o.trace)
+	return
+}
+
 // runRPC serves the RPC protocol (package rpc) on stdin and stdout until stdin ends.
 func runRPC(e *env, o *runOptions, args []string) error {
 	if len(args) > 0 {
 		return fmt.Errorf("%w: --mode rpc takes its prompts on stdin as commands, not as arguments", ErrUsage)
 	}
-	home, err := system.Home(e.getenv)
-	if err != nil {
-		return err
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	tracer, flush, err := startTracer(e, o.trace)
+	home, dir, tracer, flush, err := hostSetup(e, o)
 	if err != nil {
 		return err
 	}

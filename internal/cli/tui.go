@@ -35,15 +35,7 @@ func runUI(e *env, o *runOptions) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	home, err := system.Home(e.getenv)
-	if err != nil {
-		return err
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	tracer, flush, err := startTracer(e, o.trace)
+	home, dir, tracer, flush, err := hostSetup(e, o)
 	if err != nil {
 		return err
 	}
