@@ -6,10 +6,12 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -164,11 +166,8 @@ func reportDemoRun(e *env, env delivery.Env, id, repo string) error {
 	}
 	fmt.Fprintf(out, "\n== rein run status\n")
 	rep.WriteText(out)
-	fmt.Fprintf(out, "\n== artifacts (%s/%s)\n", delivery.RunsDir, id)
-	arts := append([]delivery.ArtifactReport(nil), rep.Artifacts...)
-	sort.Slice(arts, func(i, j int) bool { return arts[i].Path < arts[j].Path })
-	for _, a := range arts {
-		fmt.Fprintf(out, "  %-60s %s\n", a.Path, a.Digest)
+	if err := writeArtifactTree(out, filepath.Join(repo, filepath.FromSlash(delivery.RunsDir), id)); err != nil {
+		return err
 	}
 	m, err := delivery.RunMetrics(env, id)
 	if err != nil {
@@ -187,6 +186,32 @@ func reportDemoRun(e *env, env delivery.Env, id, repo string) error {
 	}
 	fmt.Fprintf(out, "\ndemo delivery passed: run %s is at Delivery Ready, go test passes on %s, the audit passes.\n", id, rep.Branch)
 	return nil
+}
+
+// writeArtifactTree prints the run's artifact directory as a tree, each file with the sha256
+// of its bytes.
+func writeArtifactTree(w io.Writer, root string) error {
+	fmt.Fprintf(w, "\n== artifact tree (%s, sha256 of each file)\n", filepath.Base(root))
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == root {
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		indent := strings.Repeat("  ", strings.Count(filepath.ToSlash(rel), "/")+1)
+		if d.IsDir() {
+			fmt.Fprintf(w, "%s%s/\n", indent, d.Name())
+			return nil
+		}
+		sum, err := artifact.SumFile(path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%s%-*s %s\n", indent, 44-len(indent), d.Name(), sum)
+		return nil
+	})
 }
 
 // demoBranchTests prints the diff of the delivery branch from main and runs go test on a
