@@ -19,6 +19,7 @@
 //	          - name: write
 //	            id: call_1          # optional; default derived from the request
 //	            args: {path: a.txt, content: "hi"}  # an object, sent as compact JSON
+//	                                # ${name}: the match's named group (?P<name>…), JSON-escaped
 //	            raw: '{"path": '    # or: the literal argument text (not both)
 //	        stop: toolUse           # stop | length | toolUse; default toolUse with calls, else stop
 //	        usage: {input: 10, output: 5, cacheRead: 0, cacheWrite: 0}

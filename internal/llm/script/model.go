@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -184,7 +186,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, emit func(llm.Even
 	if m.sc == nil {
 		return s.fail(&llm.Error{Kind: llm.KindInvalid, Message: "script: the model has no scenario (build it with Load or Parse)"})
 	}
-	_, t, why := m.sc.choose(pos)
+	d, t, why := m.sc.choose(pos)
 	if t == nil {
 		return s.fail(&llm.Error{Kind: llm.KindInvalid, Message: why})
 	}
@@ -192,5 +194,37 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, emit func(llm.Even
 	if t.fail != nil && m.failNow(pos, t) {
 		return s.failure(t.fail)
 	}
-	return s.answer(t, pos, m.pricing)
+	return s.answer(t, pos, d.captures(pos.user), m.pricing)
+}
+
+// captures returns the named groups of d's match in the user text: a call's args carry
+// ${name} as the captured text (see expandArgs). Nil without named groups.
+func (d *dialog) captures(user string) map[string]string {
+	if d.match == nil || d.match.NumSubexp() == 0 {
+		return nil
+	}
+	sub := d.match.FindStringSubmatch(user)
+	if sub == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for i, name := range d.match.SubexpNames() {
+		if name != "" && i < len(sub) {
+			out[name] = sub[i]
+		}
+	}
+	return out
+}
+
+// expandArgs replaces ${name} in the JSON text args by the captured text of the named group
+// name, escaped as JSON string content; a ${name} without such a group stays as it is.
+func expandArgs(args string, caps map[string]string) string {
+	if len(caps) == 0 || !strings.Contains(args, "${") {
+		return args
+	}
+	for name, v := range caps {
+		q, _ := json.Marshal(v) // a string always marshals
+		args = strings.ReplaceAll(args, "${"+name+"}", string(q[1:len(q)-1]))
+	}
+	return args
 }

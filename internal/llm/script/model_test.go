@@ -451,3 +451,33 @@ func TestConcurrentUse(t *testing.T) {
 		t.Errorf("%d of 8 concurrent attempts failed, want exactly 2 (times: 2)", failed)
 	}
 }
+
+// TestArgsCarryCaptures: ${name} in a call's args is the named group's text from the user
+// message, escaped as JSON; an unknown name stays literal, and a later step of the dialog
+// (after tool results) still expands from the same user message.
+func TestArgsCarryCaptures(t *testing.T) {
+	m := parse(t, `version: 1
+dialogs:
+  - match: 'digest: (?P<digest>\S+) note: (?P<note>.*)'
+    turns:
+      - calls:
+          - name: submit
+            args: {digest: "${digest}", note: "said ${note}", other: "${missing}"}
+      - calls:
+          - name: again
+            args: {d: "${digest}"}
+      - text: done
+`)
+	_, answers := converse(t, m, `digest: sha256:ab12 note: a "quoted" \ line`)
+	if len(answers) != 3 {
+		t.Fatalf("%d answers", len(answers))
+	}
+	got := answers[0].ToolCalls()[0].Arguments
+	want := `{"digest":"sha256:ab12","note":"said a \"quoted\" \\ line","other":"${missing}"}`
+	if got != want {
+		t.Fatalf("args = %s, want %s", got, want)
+	}
+	if got := answers[1].ToolCalls()[0].Arguments; got != `{"d":"sha256:ab12"}` {
+		t.Fatalf("second step args = %s", got)
+	}
+}

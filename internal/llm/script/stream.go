@@ -101,7 +101,7 @@ func (s *streamer) toolCall(id, name, args string) bool {
 }
 
 // answer streams a successful turn: thinking, text, tool calls, then done.
-func (s *streamer) answer(t *turn, pos position, pricing llm.Pricing) *llm.Message {
+func (s *streamer) answer(t *turn, pos position, caps map[string]string, pricing llm.Pricing) *llm.Message {
 	ok := true
 	if t.thinking != nil {
 		ok = s.block(llm.PartThinking, *t.thinking, false)
@@ -117,7 +117,7 @@ func (s *streamer) answer(t *turn, pos position, pricing llm.Pricing) *llm.Messa
 		if id == "" {
 			id = defaultCallID(pos, i)
 		}
-		ok = s.toolCall(id, c.name, c.args)
+		ok = s.toolCall(id, c.name, expandArgs(c.args, caps))
 	}
 	if !ok || !s.next() {
 		return s.fail(s.err)
