@@ -130,6 +130,13 @@ func Audit(ctx context.Context, env Env, id string) (*AuditReport, error) {
 			a.attempts = append(a.attempts, at)
 		}
 	}
+	// The ticket loop's writer and review attempts are ticket.* records (see ticket.go).
+	for _, tk := range r.Tickets.order {
+		t := r.Tickets.byID[tk]
+		for _, ta := range slices.Concat(t.Writers, t.Reviews) {
+			a.attempts = append(a.attempts, auditAttempt{Attempt: ta.Attempt, Ticket: ta.Ticket, Tools: ta.Tools})
+		}
+	}
 	a.check(AuditSessionsFresh, a.sessionsFresh)
 	a.check(AuditModelsDistinct, a.modelsDistinct)
 	a.check(AuditReviewReadOnly, a.reviewReadOnly)

@@ -81,6 +81,8 @@ type TicketAttempt struct {
 	Model string `json:"model"`
 	// Candidate is the digest of the candidate the writer froze, or the reviewer reviewed.
 	Candidate string `json:"candidate,omitempty"`
+	// Tools are the tools the attempt's session was offered (what the audit checks).
+	Tools []string `json:"tools,omitempty"`
 	// Refusals counts the tool calls the attempt's session was refused, by blocker code.
 	Refusals map[string]int `json:"refusals,omitempty"`
 	// Review: the number of findings and the conclusion.

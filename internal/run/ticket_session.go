@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/reinhq/rein/internal/agentspec"
@@ -60,6 +61,10 @@ func (r *Run) ticketSessionPlace(env Env, stage, ticket string, n int) (sid, dir
 // with its cause otherwise. An error means the attempt is not settled (resume settles it).
 func (r *Run) runTicketSession(ctx context.Context, env Env, s ticketSession) (TicketAttempt, error) {
 	a := TicketAttempt{Ticket: s.ticket, Model: modelName(s.pol), Attempt: Attempt{Stage: s.stage, Attempt: s.n, PackBytes: s.packBytes}}
+	a.Tools = slices.Clone(s.standard)
+	for _, t := range s.tools {
+		a.Tools = append(a.Tools, t.Spec().Name)
+	}
 	if env.Agents == nil {
 		return a, fmt.Errorf("%w: this environment builds no agents", ErrNotRunnable)
 	}
