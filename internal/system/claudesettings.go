@@ -67,7 +67,7 @@ func claudeProjectSettingsPaths(root string) []string {
 // claudeOnlyKeys are the top-level keys Claude Code documents that rein does not implement:
 // accepted with a warning, in Claude Code's files and in rein's own.
 var claudeOnlyKeys = []string{
-	"$schema", "env", "model", "fallbackModel", "availableModels", "effortLevel", "alwaysThinkingEnabled",
+	"$schema", "model", "fallbackModel", "availableModels", "effortLevel", "alwaysThinkingEnabled",
 	"statusLine", "apiKeyHelper", "otelHeadersHelper", "awsAuthRefresh", "awsCredentialExport", "cleanupPeriodDays",
 	"respectGitignore", "includeCoAuthoredBy", "attribution", "outputStyle", "theme", "spinnerTips", "spinnerTipsEnabled",
 	"spinnerVerbs", "spinnerTipsOverride", "editorMode", "viewMode", "tui", "voice", "voiceEnabled", "language",
@@ -128,6 +128,8 @@ func readClaudeSettings(path, scope, ruleRoot string) (s Settings, ok, invalid b
 					ignored = append(ignored, "permissions."+pk)
 				}
 			}
+		case "env":
+			s.Env = claudeEnv(top[k], warn)
 		case "hooks", "disableAllHooks", "$schema":
 		default:
 			ignored = append(ignored, k)
@@ -235,7 +237,7 @@ func claudeInReinFile(path string, data []byte, ruleRoot string) ([]byte, []stri
 	var ignored, warnings []string
 	for _, k := range sortedKeys(top) {
 		// rein's own keys stay; Claude Code's "sandbox" is an object, rein's a boolean.
-		own := k == "hooks" || k == "permissions" || k == "sandbox" && !bytes.HasPrefix(bytes.TrimSpace(top[k]), []byte("{"))
+		own := k == "hooks" || k == "permissions" || k == "env" || k == "sandbox" && !bytes.HasPrefix(bytes.TrimSpace(top[k]), []byte("{"))
 		if !own && slices.Contains(claudeOnlyKeys, k) {
 			ignored = append(ignored, k)
 			delete(top, k)
@@ -367,5 +369,37 @@ func withClaudeSettings(o Options, s Settings, root string, trusted bool) (Setti
 		claude.Hooks = nil
 		claude.warnings = append(claude.warnings, "disableAllHooks is set in a Claude Code settings file: the hooks of Claude Code's settings files do not run")
 	}
-	return s.merge(claude), sources
+	merged := s.merge(claude)
+	// rein's own files win over Claude Code's for a variable both set.
+	merged.Env = overlayEnv(claude.Env, s.Env)
+	return merged, sources
+}
+
+// claudeEnv reads a Claude Code file's "env" leniently: string values, and numbers and
+// booleans as written; a name that is not a variable name or another value is a warning
+// naming the key (never the value) and dropped.
+func claudeEnv(raw json.RawMessage, warn func(string, ...any)) map[string]string {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		warn("env: ignored: it is not an object of strings")
+		return nil
+	}
+	out := map[string]string{}
+	for _, k := range sortedKeys(m) {
+		v := bytes.TrimSpace(m[k])
+		var str string
+		switch {
+		case !command.ValidEnvName(k):
+			warn("env: %q is not an environment variable name: ignored", k)
+			continue
+		case json.Unmarshal(v, &str) == nil:
+		case len(v) > 0 && (v[0] == '-' || v[0] >= '0' && v[0] <= '9' || string(v) == "true" || string(v) == "false"):
+			str = string(v)
+		default:
+			warn("env.%s: ignored: the value is not a string", k)
+			continue
+		}
+		out[k] = str
+	}
+	return out
 }

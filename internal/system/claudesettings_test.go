@@ -112,3 +112,25 @@ func TestReinSettingsAcceptClaudeKeys(t *testing.T) {
 		t.Errorf("typo: %v", err)
 	}
 }
+
+// TestClaudeEnvLenient: a Claude Code file's env keeps strings, numbers and booleans; a bad
+// name or another value is a warning naming the key and never the value.
+func TestClaudeEnvLenient(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "settings.json")
+	os.WriteFile(p, []byte(`{"env": {"A": "x", "TIMEOUT_MS": 600000, "ON": true, "BAD NAME": "s3cret-1", "OBJ": {"k": "s3cret-2"}}}`), 0o644)
+	s, ok, invalid := readClaudeSettings(p, ScopeClaudeUser, filepath.Dir(p))
+	if !ok || invalid {
+		t.Fatalf("ok=%v invalid=%v", ok, invalid)
+	}
+	want := map[string]string{"A": "x", "TIMEOUT_MS": "600000", "ON": "true"}
+	if len(s.Env) != len(want) || s.Env["A"] != "x" || s.Env["TIMEOUT_MS"] != "600000" || s.Env["ON"] != "true" {
+		t.Errorf("env = %v, want %v", s.Env, want)
+	}
+	all := strings.Join(s.warnings, "\n")
+	if !strings.Contains(all, `"BAD NAME" is not an environment variable name`) || !strings.Contains(all, "env.OBJ: ignored") {
+		t.Errorf("warnings = %q, want the bad name and the object named", all)
+	}
+	if strings.Contains(all, "s3cret") {
+		t.Errorf("a warning holds a value: %q", all)
+	}
+}

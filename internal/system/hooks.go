@@ -23,6 +23,10 @@ type hookWiring struct {
 	dir, cwd string
 	confirm  func(question string) (bool, error)
 	notice   func(string)
+	// env is the commands' environment (nil: rein's): rein's with the settings' env over it.
+	env []string
+	// envFile is CLAUDE_ENV_FILE for SessionStart hooks ("": none, see sessionEnv).
+	envFile string
 }
 
 // forAgent returns the hooks of an agent recorded in s (nil: not recorded); nil when no hooks
@@ -32,7 +36,7 @@ func (w *hookWiring) forAgent(s *session.Session, resumed bool, model string) (k
 		return nil, nil
 	}
 	r := &command.Runner{Config: w.config, Dir: w.dir, Cwd: w.cwd, Model: model, Source: command.SourceStartup,
-		Confirm: w.confirm, Notice: w.notice, PermissionMode: "default"}
+		Confirm: w.confirm, Notice: w.notice, PermissionMode: "default", Env: w.env, EnvFile: w.envFile}
 	if w.confirm == nil {
 		// Nobody can be asked: an ask rule or hook refuses the call, as in Claude Code's
 		// dontAsk mode.

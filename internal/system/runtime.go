@@ -182,6 +182,8 @@ type Runtime struct {
 	Sandboxed bool
 	// hooks makes the hooks of each agent (see hookWiring).
 	hooks *hookWiring
+	// env is what the session adds to its bash commands' environment (see sessionEnv).
+	env *sessionEnv
 	// notice is Options.Notice (never nil).
 	notice func(string)
 	// created says the session was created by this Build: a failed Build removes it.
@@ -359,6 +361,9 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 		return err
 	}
 	rt.hooks = &hookWiring{config: pr.settings.Hooks, dir: pr.trust.root, cwd: rt.Workspace.Dir, confirm: o.Confirm, notice: o.Notice}
+	if err := rt.wireEnv(plan, pr.settings, o.Notice); err != nil {
+		return err
+	}
 	if rt.hooks.dir == "" {
 		rt.hooks.dir = rt.Workspace.Dir
 	}
@@ -765,9 +770,13 @@ func buildTools(rt *Runtime, plan *newSession, o Options, journal *proc.Journal)
 	if err != nil {
 		return nil, err
 	}
+	if rt.env == nil {
+		rt.env = &sessionEnv{}
+	}
 	tools := []tool.Tool{
 		fstool.Read(ws), fstool.Write(ws), fstool.Edit(ws),
-		shell.New(ws.Dir, shell.Options{Sandbox: sb, TempDir: spill, Journal: journal, KeepBackground: o.KeepBackground, StripEnv: rt.secretEnv}),
+		shell.New(ws.Dir, shell.Options{Sandbox: sb, TempDir: spill, Journal: journal, KeepBackground: o.KeepBackground,
+			StripEnv: rt.secretEnv, SessionEnv: rt.env.apply}),
 		grep.New(ws, grep.Options{}),
 		fstool.Find(ws), fstool.Ls(ws),
 	}

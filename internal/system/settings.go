@@ -39,6 +39,9 @@ type Settings struct {
 	// SecretEnv adds name patterns (path.Match syntax, case-insensitive) to the environment
 	// variables the bash tool never passes on (shell.DefaultSecretEnv); global only.
 	SecretEnv []string `json:"secretEnv,omitempty"`
+	// Env are variables set for the session's tools, as Claude Code's "env": the bash
+	// tool's commands and the hooks get them; a later file's value of a name wins.
+	Env map[string]string `json:"env,omitempty"`
 
 	// warnings say what was accepted and ignored (Claude Code keys, rules without an
 	// equivalent, hook events rein never fires), each naming its file.
@@ -99,6 +102,7 @@ func (s Settings) merge(o Settings) Settings {
 	s.Hooks = command.Merge(s.Hooks, o.Hooks)
 	s.warnings = append(append([]string(nil), s.warnings...), o.warnings...)
 	s.disableClaudeHooks = s.disableClaudeHooks || o.disableClaudeHooks
+	s.Env = overlayEnv(s.Env, o.Env)
 	s.MCPServers, s.MCP = mcp.Merge(s.MCPServers, s.MCP, o.MCPServers, o.MCP)
 	cat := func(a, b []string) []string { return append(append([]string(nil), a...), b...) }
 	s.Permissions = policy.Rules{
@@ -107,6 +111,21 @@ func (s Settings) merge(o Settings) Settings {
 		Deny:  cat(s.Permissions.Deny, o.Permissions.Deny),
 	}
 	return s
+}
+
+// overlayEnv returns a's variables with b's over them (nil when both are empty).
+func overlayEnv(a, b map[string]string) map[string]string {
+	if len(a)+len(b) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
 }
 
 // ReadSettings reads the settings file at path strictly; a missing file is empty settings.
@@ -160,6 +179,11 @@ func ReadSettings(path string, global bool) (Settings, error) {
 		return bad("%v", err)
 	}
 	mcp.Label(s.MCPServers, path)
+	for _, k := range sortedKeys(s.Env) {
+		if !command.ValidEnvName(k) {
+			return bad("env: %q is not an environment variable name (letters, digits and _, not starting with a digit)", k)
+		}
+	}
 	if len(s.SecretEnv) > 0 && !global {
 		return bad("secretEnv: the variables kept from commands may only be set in $REIN_HOME/%s", SettingsFile)
 	}

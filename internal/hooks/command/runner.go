@@ -35,6 +35,9 @@ type Runner struct {
 	Model string
 	// Env is the commands' environment before the project variables; nil means os.Environ().
 	Env []string
+	// EnvFile, when set, is CLAUDE_ENV_FILE in SessionStart hooks: the file whose
+	// `export NAME=VALUE` lines the caller applies to later bash commands (see ParseEnvFile).
+	EnvFile string
 	// Confirm asks the user a yes/no question (a PreToolUse "ask"); nil in a non-interactive
 	// run, where an "ask" refuses the call with an error matching kernel.ErrNeedsApproval.
 	Confirm func(question string) (bool, error)
@@ -192,9 +195,9 @@ func endReason(reason string) string {
 	return reason
 }
 
-// env is a command's environment: rein's, CLAUDE_PROJECT_DIR and REIN_PROJECT_DIR, and for
-// a plugin's hook CLAUDE_PLUGIN_ROOT.
-func (r *Runner) env(h Hook) []string {
+// env is a command's environment: rein's, CLAUDE_PROJECT_DIR and REIN_PROJECT_DIR, for
+// a plugin's hook CLAUDE_PLUGIN_ROOT, and for a SessionStart hook CLAUDE_ENV_FILE.
+func (r *Runner) env(h Hook, event string) []string {
 	env := r.Env
 	if env == nil {
 		env = os.Environ()
@@ -202,6 +205,9 @@ func (r *Runner) env(h Hook) []string {
 	env = append(append([]string(nil), env...), "CLAUDE_PROJECT_DIR="+r.Dir, "REIN_PROJECT_DIR="+r.Dir)
 	if h.pluginRoot != "" {
 		env = append(env, "CLAUDE_PLUGIN_ROOT="+h.pluginRoot)
+	}
+	if r.EnvFile != "" && event == SessionStart {
+		env = append(env, "CLAUDE_ENV_FILE="+r.EnvFile)
 	}
 	return env
 }
@@ -250,7 +256,7 @@ func (r *Runner) callWith(ctx context.Context, h Hook, in input, pending *llm.Me
 	if err != nil {
 		return nil, err
 	}
-	sp := spec{command: h.Command, args: h.Args, dir: r.Dir, env: r.env(h), stdin: data, timeout: h.timeout()}
+	sp := spec{command: h.Command, args: h.Args, dir: r.Dir, env: r.env(h, in.HookEventName), stdin: data, timeout: h.timeout()}
 	if h.pluginRoot != "" {
 		sp.command = strings.ReplaceAll(sp.command, "${CLAUDE_PLUGIN_ROOT}", h.pluginRoot)
 		sp.args = slices.Clone(sp.args)

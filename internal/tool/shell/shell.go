@@ -63,6 +63,10 @@ type Options struct {
 	// removed from the environment; nil means [DefaultSecretEnv], an empty non-nil slice
 	// removes nothing.
 	StripEnv []string
+	// SessionEnv, when set, is called at each call with the environment after StripEnv and
+	// returns the one the command gets: the session's own variables (settings, what
+	// SessionStart hooks exported) are set deliberately and never stripped.
+	SessionEnv func(env []string) []string
 	// TempDir is where oversized output is spilled; empty means [os.TempDir].
 	TempDir string
 	// WaitDelay bounds the wait for the output pipe after the shell ends; zero means one second.
@@ -197,6 +201,9 @@ func (b *Bash) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 
 	argv := []string{b.opts.Shell, "-c", a.Command}
 	env := filterEnv(b.opts.Env, b.opts.StripEnv)
+	if b.opts.SessionEnv != nil {
+		env = b.opts.SessionEnv(env)
+	}
 	if sb := b.opts.Sandbox; sb != nil {
 		prep, err := sb.Prepare(argv, b.dir)
 		if err != nil {

@@ -434,6 +434,22 @@ func TestSecretsStrippedFromEnvironment(t *testing.T) {
 	}
 }
 
+// TestSessionEnv: the session's variables are added at each call after the strip, so one
+// a secret pattern would remove, set deliberately, still arrives; a later call sees what
+// changed in between.
+func TestSessionEnv(t *testing.T) {
+	extra := "GH_TOKEN=deliberate"
+	b, _ := newBash(t, shell.Options{Env: []string{"GH_TOKEN=inherited", "PATH=" + os.Getenv("PATH")},
+		SessionEnv: func(env []string) []string { return append(env, extra) }})
+	if got := text(run(t, b, t.Context(), cmdArgs("echo $GH_TOKEN"), nil)); got != "deliberate" {
+		t.Fatalf("GH_TOKEN = %q, want the session's value", got)
+	}
+	extra = "LATER=1"
+	if got := text(run(t, b, t.Context(), cmdArgs("echo ${GH_TOKEN:-unset} $LATER"), nil)); got != "unset 1" {
+		t.Fatalf("second call saw %q, want the inherited token stripped and LATER set", got)
+	}
+}
+
 func TestCustomShell(t *testing.T) {
 	b, _ := newBash(t, shell.Options{Shell: "/bin/sh"})
 	if got := text(run(t, b, t.Context(), cmdArgs("echo $0"), nil)); got != "/bin/sh" {
