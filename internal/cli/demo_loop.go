@@ -109,16 +109,9 @@ func runDemoLoop(e *env, yes, keep bool) error {
 			fmt.Fprintf(out, "  REIN_HOME=%s rein loop run %s\nor run `rein demo loop --yes` to approve it here.\n", home, id)
 			return &reportedError{fmt.Errorf("%w: loop %s is waiting_for_human (human_gate)", loop.ErrBlocked, id)}
 		}
-		fmt.Fprintf(out, "\nremote before approval: %s\n", demoRemoteHead(e.ctx, remote))
-		for _, g := range rep.Gates {
-			fmt.Fprintf(out, "\n$ rein loop approve %s --gate %s --approver %q\n", id, g.ID, demoApprover)
-			exit, err := loop.Approve(e.ctx, env, id, g.ID, demoApprover)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "gate %s approved; rein ran %q once (exit %d)\n", g.ID, g.Part, exit)
+		if err := demoLoopApprove(e, env, rep, remote); err != nil {
+			return err
 		}
-		fmt.Fprintf(out, "remote after approval: %s\n", demoRemoteHead(e.ctx, remote))
 		if rep, err = demoLoopRun(e, env, id); err != nil {
 			return err
 		}
@@ -128,6 +121,23 @@ func runDemoLoop(e *env, yes, keep bool) error {
 		fmt.Fprintf(out, "\nthe directory is kept at %s\n", base)
 	}
 	return demoLoopVerdict(out, rep)
+}
+
+// demoLoopApprove is `rein loop approve` of every pending gate, as demoApprover, with the
+// remote's branch before and after.
+func demoLoopApprove(e *env, env loop.Env, rep *loop.Report, remote string) error {
+	out := e.stdout
+	fmt.Fprintf(out, "\nremote before approval: %s\n", demoRemoteHead(e.ctx, remote))
+	for _, g := range rep.Gates {
+		fmt.Fprintf(out, "\n$ rein loop approve %s --gate %s --approver %q\n", rep.ID, g.ID, demoApprover)
+		exit, err := loop.Approve(e.ctx, env, rep.ID, g.ID, demoApprover)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "gate %s approved; rein ran %q once (exit %d)\n", g.ID, g.Part, exit)
+	}
+	fmt.Fprintf(out, "remote after approval: %s\n", demoRemoteHead(e.ctx, remote))
+	return nil
 }
 
 // demoLoopRun is `rein loop run ID`: rounds through the same engine calls, then the status.
