@@ -46,6 +46,7 @@ or API key. Exit status 0 only if the tests really pass at the end.`,
 	}
 	c.Flags().BoolVar(&keep, "keep", false, "keep the throwaway repository and print its path")
 	c.AddCommand(newDemoDeliveryCmd(e))
+	c.AddCommand(newDemoLoopCmd(e))
 	return c
 }
 

@@ -20,7 +20,7 @@
 // normalized contract, trigger, model — never a key). States: ready, running (a live lease),
 // waiting_for_human, blocked, completed, and aborted ([Abort]). Records: loop.state
 // {state, reason, detail} for transitions outside a round; loop.trigger; round.started
-// {round}; loop.checkpoint and round.ended {round, state, reason, detail, claim, verification,
+// {round, key} (key: [RoundKey]); loop.checkpoint and round.ended {round, state, reason, detail, claim, verification,
 // gates, tokens, costUsd, elapsedMs, session} written together (one AppendAll, one fsync);
 // gate.decided; budget.raised {old, new, approver}; loop.lease.taken_over. Every record is
 // fsynced before the command reports it. [Status] opens the ledger read-only and writes
@@ -35,7 +35,23 @@
 // keeps a loop waiting for a person (or blocks it, gate_timeout, once human_gate.timeout has
 // passed since the round ended); keeps a blocked loop blocked; checks every budget (rounds
 // started, tokens, cost, the rounds' summed elapsed time) and records blocked
-// budget_exhausted naming the one used up. [Raise] records a new budget with its approver and
+// budget_exhausted naming the one used up. [History] lists the transitions and checkpoints.
+//
+// # Identical retries
+//
+// Before round.started, the round's [RoundKey] is computed from the view alone: its inputs
+// digest (the contract digest, the latest checkpoint less what only numbers a round — its
+// round, the root causes' round lists, output tails — or, when stale, the workspace's new
+// tree digest, and the evidence: the last round's failing check ids with fingerprints,
+// whether its claim was contradicted, the gate decisions since), its planned action (the
+// checkpoint's nextStep, from the last rein_loop_report) and its expectation (a digest of the
+// checkpoint's openItems and the root causes that must stop failing). A key equal to that of
+// an earlier round whose verification failed is an identical retry: the round is not run and
+// the loop records blocked identical_retry naming that round (LOOP.md: a recoverable failure
+// whose identical retry is refused; blocked, because nothing but an outside change could make
+// the same round go differently). Such a loop is looked at again by the next run: still
+// identical, it stays blocked without a new record; different (a person changed the
+// workspace), ready retry_lifted is recorded and the round runs. [Raise] records a new budget with its approver and
 // makes a loop blocked by its budget ready again.
 //
 // # A round

@@ -202,7 +202,9 @@ func precheck(env Env, l *ledger.Ledger, v *view) (bool, error) {
 		}
 		return false, nil
 	case StateBlocked:
-		return false, nil
+		if v.Reason != ReasonIdenticalRetry { // a refused identical retry is looked at again: see refuseRetry
+			return false, nil
+		}
 	}
 	if why := exhausted(v); why != "" {
 		return false, appendState(l, StateBlocked, ReasonBudgetExhausted, why)

@@ -44,6 +44,8 @@ const (
 	ReasonCheckpointSecret   = "checkpoint_secret"
 	ReasonInterrupted        = "interrupted"
 	ReasonAborted            = "aborted"
+	ReasonIdenticalRetry     = "identical_retry"
+	ReasonRetryLifted        = "retry_lifted"
 )
 
 // Record kinds of the loop ledger.
@@ -102,6 +104,12 @@ type VerificationResult struct {
 	Tail string `json:"tail,omitempty"`
 }
 
+// roundStart is the body of round.started.
+type roundStart struct {
+	Round int       `json:"round"`
+	Key   *RoundKey `json:"key,omitempty"`
+}
+
 // roundEnd is the body of round.ended.
 type roundEnd struct {
 	Round        int                  `json:"round"`
@@ -150,7 +158,8 @@ type view struct {
 	Checkpoint  *Checkpoint
 	LastEnd     *roundEnd
 	Ends        []roundEnd
-	Pending     []GateRequest // gates of the last round not yet decided
+	Keys        map[int]RoundKey // round → its key (round.started)
+	Pending     []GateRequest    // gates of the last round not yet decided
 	WaitingFrom time.Time
 	Decisions   []gateDecision // decided since the last round
 	LastRoundAt time.Time
@@ -197,8 +206,18 @@ func (v *view) visit(r ledger.Record) error {
 		}
 		v.State, v.Reason, v.Detail = s.State, s.Reason, s.Detail
 	case KindRoundStart:
+		var s roundStart
+		if err := dec(&s); err != nil {
+			return err
+		}
 		v.Rounds++
 		v.Open = v.Rounds
+		if s.Key != nil {
+			if v.Keys == nil {
+				v.Keys = map[int]RoundKey{}
+			}
+			v.Keys[v.Rounds] = *s.Key
+		}
 	case KindCheckpoint:
 		var c Checkpoint
 		if err := dec(&c); err != nil {

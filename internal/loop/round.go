@@ -31,17 +31,24 @@ for a person: when one is refused, do not retry or work around it.`
 // chosen by decide, the checkpoint and the round's end (one write).
 func runRound(ctx context.Context, env Env, l *ledger.Ledger, v *view) (string, error) {
 	n := v.Rounds + 1
-	if _, err := l.Append(ledger.Entry{Kind: KindRoundStart, Body: map[string]int{"round": n}}); err != nil {
-		return "", err
-	}
 	ws := v.Started.Workspace
-	stale := ""
+	stale, staleTree := "", ""
 	if v.Checkpoint != nil && v.Checkpoint.Artifacts != nil {
 		if cur, err := treeDigest(ws); err == nil && cur != v.Checkpoint.Artifacts["workspace"] {
 			stale = fmt.Sprintf("the workspace changed outside the loop since round %d's checkpoint (%s, now %s): its conclusions are dropped", v.Checkpoint.Round, v.Checkpoint.Artifacts["workspace"], cur)
-			if err := appendState(l, StateReady, ReasonStaleContext, stale); err != nil {
-				return "", err
-			}
+			staleTree = cur
+		}
+	}
+	key := roundKey(v, staleTree)
+	if refused, err := refuseRetry(l, v, key, n); err != nil || refused {
+		return StateBlocked, err
+	}
+	if _, err := l.Append(ledger.Entry{Kind: KindRoundStart, Body: roundStart{Round: n, Key: &key}}); err != nil {
+		return "", err
+	}
+	if stale != "" {
+		if err := appendState(l, StateReady, ReasonStaleContext, stale); err != nil {
+			return "", err
 		}
 	}
 	gate, err := newHumanGate(v.Started.Contract.RequiredFor, ws, n)

@@ -91,6 +91,8 @@ func next(r *Report) string {
 			s = append(s, fmt.Sprintf("rein loop approve %s --gate %s | rein loop reject %s --gate %s --reason TEXT", r.ID, g.ID, r.ID, g.ID))
 		}
 		return strings.Join(s, "; ")
+	case r.State == StateBlocked && r.Reason == ReasonIdenticalRetry:
+		return "change the workspace (or the approach), then rein loop run " + r.ID + "; or rein loop abort " + r.ID
 	case r.State == StateBlocked && r.Reason == ReasonBudgetExhausted:
 		return "rein loop raise " + r.ID + " --budget rounds=N --approver NAME"
 	case r.State == StateBlocked:
