@@ -6,6 +6,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/reinhq/rein/internal/policy"
 )
 
 // View implements tea.Model: the conversation, the queue, the question or the editor, and
@@ -114,7 +116,26 @@ func (m *Model) question() []string {
 	for _, r := range body {
 		rows = append(rows, "  "+r)
 	}
-	return append(rows, st.key.Render("[y]")+" allow once  "+st.key.Render("[s]")+" allow for this session  "+st.key.Render("[n]")+" deny with a reason  "+st.key.Render("[esc]")+" abort the run")
+	return append(rows, m.approvalChoices()...)
+}
+
+// approvalChoices are the keys that answer an approval, or, after "always allow", where
+// the rule is written.
+func (m *Model) approvalChoices() []string {
+	st := m.st
+	if m.always {
+		rule := policy.AllowRuleFor(m.ask.approval.Tool, m.ask.approval.Part)
+		where := st.key.Render("[u]") + " user settings ($REIN_HOME)  " + st.key.Render("[esc]") + " back"
+		if m.current().Trusted {
+			where = st.key.Render("[p]") + " project .rein/settings.json  " + where
+		}
+		return []string{st.accent.Render(ansi.Truncate("always allow "+clean(rule)+" — write it to:", m.width, "…")), where}
+	}
+	row := st.key.Render("[y]") + " allow once  " + st.key.Render("[s]") + " this session  "
+	if m.e.rules() != nil {
+		row += st.key.Render("[a]") + " always  "
+	}
+	return []string{row + st.key.Render("[n]") + " deny, say why  " + st.key.Render("[esc]") + " abort the run"}
 }
 
 // statusLine: provider/model, context used of the window, tokens and cost, queue, session,
