@@ -4,12 +4,16 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/reinhq/rein/internal/policy"
 	"github.com/reinhq/rein/internal/system"
 	"github.com/reinhq/rein/internal/tui"
 )
 
 // uiHost implements tui.RuleWriter: "always allow" in the approval prompt.
 var _ tui.RuleWriter = (*uiHost)(nil)
+
+// AllowRule is the narrowest rule naming the call (policy.AllowRuleFor).
+func (h *uiHost) AllowRule(a tui.Approval) string { return policy.AllowRuleFor(a.Tool, a.Part) }
 
 // AllowAlways adds rule to the allow list of the project's .rein/settings.json (project) or
 // $REIN_HOME/settings.json, written atomically with the rest of the file kept.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reinhq/rein/internal/policy"
 	"github.com/reinhq/rein/internal/system"
 )
 
@@ -20,6 +21,8 @@ func (h rulesHost) settingsPath(project bool) string {
 	}
 	return filepath.Join(h.home, system.SettingsFile)
 }
+
+func (h rulesHost) AllowRule(a Approval) string { return policy.AllowRuleFor(a.Tool, a.Part) }
 
 func (h rulesHost) AllowAlways(rule string, project bool) (string, error) {
 	path := h.settingsPath(project)

@@ -32,10 +32,10 @@
 //     the run completed, and go back into the editor when it did not.
 //   - A call an "ask" permission rule holds is shown with its command or diff and waits for
 //     the user: allow once, allow for this session (the same tool and command or path, in
-//     memory only), always allow (policy.AllowRuleFor's rule added to the user's or the
-//     trusted project's settings through a [RuleWriter], in force at once; a later call
-//     whose exact rule a settings file in force allows is not asked about), or deny with a
-//     reason that reaches the model as the call's result. A
+//     memory only), always allow (the [RuleWriter]'s rule for the call added to the user's
+//     or the trusted project's settings, in force at once; a later call whose exact rule a
+//     settings file in force allows is not asked about), or deny with a reason that reaches
+//     the model as the call's result. A
 //     yes/no question (trust, hooks) asked after the UI started is asked in it too.
 //   - /resume, /tree, /export, /permissions, /hooks and /skill:NAME read through a [Library]
 //     the host may implement (package cli does, as `rein session ls` and `rein session

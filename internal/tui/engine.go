@@ -11,7 +11,6 @@ import (
 
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/llm"
-	"github.com/reinhq/rein/internal/policy"
 	"github.com/reinhq/rein/internal/wire"
 )
 
@@ -318,7 +317,7 @@ func (e *engine) finish() error {
 }
 
 // approve implements Request.Approve: a call allowed for the session passes, and so does one
-// whose "always allow" rule (policy.AllowRuleFor) a settings file in force lists; any other
+// whose "always allow" rule (RuleWriter.AllowRule) a settings file in force lists; any other
 // is put to the user, who answers in the UI.
 func (e *engine) approve(ctx context.Context, a Approval) (Answer, error) {
 	e.mu.Lock()
@@ -328,7 +327,7 @@ func (e *engine) approve(ctx context.Context, a Approval) (Answer, error) {
 	if ok {
 		return Answer{Allow: true}, nil
 	}
-	if r := e.rules(); r != nil && r.AlwaysAllowed(policy.AllowRuleFor(a.Tool, a.Part), trusted) {
+	if r := e.rules(); r != nil && r.AlwaysAllowed(r.AllowRule(a), trusted) {
 		return Answer{Allow: true}, nil
 	}
 	return e.ask(ctx, askMsg{approval: &a})
@@ -341,7 +340,7 @@ func (e *engine) allowAlways(a *Approval, project bool) (rule, path string, err 
 	if r == nil {
 		return "", "", errors.New("this UI cannot write settings")
 	}
-	rule = policy.AllowRuleFor(a.Tool, a.Part)
+	rule = r.AllowRule(*a)
 	path, err = r.AllowAlways(rule, project)
 	if err != nil {
 		return rule, "", err

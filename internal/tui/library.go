@@ -61,6 +61,9 @@ func (e *engine) library() Library {
 // RuleWriter is what "always allow" needs; a [Host] may implement it (package cli does,
 // over the settings files). Without it the approval offers no "always".
 type RuleWriter interface {
+	// AllowRule is the narrowest permission rule that names the call (as written to
+	// settings: "bash(go test ./...)", "write(notes.txt)").
+	AllowRule(a Approval) string
 	// AllowAlways adds rule to the allow list of the project's .rein/settings.json
 	// (project) or the user's $REIN_HOME/settings.json, keeping the rest of the file, and
 	// returns the file's path.

@@ -6,8 +6,6 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
-
-	"github.com/reinhq/rein/internal/policy"
 )
 
 // View implements tea.Model: the conversation, the queue, the question or the editor, and
@@ -124,7 +122,7 @@ func (m *Model) question() []string {
 func (m *Model) approvalChoices() []string {
 	st := m.st
 	if m.always {
-		rule := policy.AllowRuleFor(m.ask.approval.Tool, m.ask.approval.Part)
+		rule := m.e.rules().AllowRule(*m.ask.approval)
 		where := st.key.Render("[u]") + " user settings ($REIN_HOME)  " + st.key.Render("[esc]") + " back"
 		if m.current().Trusted {
 			where = st.key.Render("[p]") + " project .rein/settings.json  " + where
