@@ -41,6 +41,8 @@
 //     the host may implement (package cli does, as `rein session ls` and `rein session
 //     export` compute); /fork and /tree continue in a new forked session, never altering
 //     the parent. Pickers (/resume, /tree) take the whole screen until Enter or Esc.
+//   - "@…" at the end of the editor completes over the files a [Workspace] host lists (git's
+//     tracked and unignored files, in package cli), read once per UI; Tab takes the best.
 //   - Without colour (NO_COLOR) every style is plain; what a colour says is also said by a
 //     marker (›, ⏺, ✗, +, -, !).
 package tui

@@ -77,6 +77,10 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.submit(false)
 	case "alt+enter":
 		return m.submit(true)
+	case "tab":
+		if m.complete() {
+			return nil
+		}
 	case "up":
 		if m.input.Line() == 0 && m.browse(-1) {
 			return nil

@@ -42,6 +42,8 @@ type Model struct {
 	ask        *askMsg
 	picker     *picker
 	denying    bool
+	// files are the workspace's files for @ mentions (nil until the first "@").
+	files []string
 	// always: the user chose "always allow" and picks the settings file next.
 	always       bool
 	savedInput   string

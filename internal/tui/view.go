@@ -64,6 +64,9 @@ func (m *Model) bottom() []string {
 		if m.denying {
 			rows = append(rows, st.accent.Render("Why not? (the reason reaches the model; Enter sends, Esc goes back)"))
 		}
+		for _, p := range m.mentions() {
+			rows = append(rows, st.dim.Render(ansi.Truncate("  @"+clean(p), m.width, "…")))
+		}
 		rows = append(rows, m.inputRows()...)
 	}
 	rows = append(rows, m.hint())
@@ -81,6 +84,8 @@ func (m *Model) hint() string {
 		return st.dim.Render("opening…")
 	case m.compacting:
 		return st.dim.Render("compacting… (typing queues)")
+	case m.ask == nil && len(m.mentions()) > 0:
+		return st.dim.Render("Tab completes the first file · Enter send")
 	case m.e.running():
 		return st.dim.Render("working… Enter queues a steer · Alt+Enter a follow-up · Esc aborts")
 	}
