@@ -32,12 +32,17 @@
 //     the run completed, and go back into the editor when it did not.
 //   - A call an "ask" permission rule holds is shown with its command or diff and waits for
 //     the user: allow once, allow for this session (the same tool and command or path, in
-//     memory only), or deny with a reason that reaches the model as the call's result. A
+//     memory only), always allow (the [RuleWriter]'s rule for the call added to the user's
+//     or the trusted project's settings, in force at once; a later call whose exact rule a
+//     settings file in force allows is not asked about), or deny with a reason that reaches
+//     the model as the call's result. A
 //     yes/no question (trust, hooks) asked after the UI started is asked in it too.
 //   - /resume, /tree, /export, /permissions, /hooks and /skill:NAME read through a [Library]
 //     the host may implement (package cli does, as `rein session ls` and `rein session
 //     export` compute); /fork and /tree continue in a new forked session, never altering
 //     the parent. Pickers (/resume, /tree) take the whole screen until Enter or Esc.
+//   - "@…" at the end of the editor completes over the files a [Workspace] host lists (git's
+//     tracked and unignored files, in package cli), read once per UI; Tab takes the best.
 //   - Without colour (NO_COLOR) every style is plain; what a colour says is also said by a
 //     marker (›, ⏺, ✗, +, -, !).
 package tui

@@ -316,16 +316,37 @@ func (e *engine) finish() error {
 	return rt.Close()
 }
 
-// approve implements Request.Approve: a call allowed for the session passes; any other is
-// put to the user, who answers in the UI.
+// approve implements Request.Approve: a call allowed for the session passes, and so does one
+// whose "always allow" rule (RuleWriter.AllowRule) a settings file in force lists; any other
+// is put to the user, who answers in the UI.
 func (e *engine) approve(ctx context.Context, a Approval) (Answer, error) {
 	e.mu.Lock()
 	ok := e.allowed[[2]string{a.Tool, a.Part}]
+	trusted := e.info.Trusted
 	e.mu.Unlock()
 	if ok {
 		return Answer{Allow: true}, nil
 	}
+	if r := e.rules(); r != nil && r.AlwaysAllowed(r.AllowRule(a), trusted) {
+		return Answer{Allow: true}, nil
+	}
 	return e.ask(ctx, askMsg{approval: &a})
+}
+
+// allowAlways writes the call's rule to the project's (project) or the user's settings and
+// allows the call for the rest of this session at once; it returns the rule and the file.
+func (e *engine) allowAlways(a *Approval, project bool) (rule, path string, err error) {
+	r := e.rules()
+	if r == nil {
+		return "", "", errors.New("this UI cannot write settings")
+	}
+	rule = r.AllowRule(*a)
+	path, err = r.AllowAlways(rule, project)
+	if err != nil {
+		return rule, "", err
+	}
+	e.allowSession(a)
+	return rule, path, nil
 }
 
 // allowSession remembers that the user allows this call for the rest of the session.

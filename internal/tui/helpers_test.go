@@ -24,7 +24,7 @@ type scriptHost struct {
 	noSession         bool
 }
 
-func newScriptHost(t *testing.T, scenario, settings string) *scriptHost {
+func newScriptHost(t testing.TB, scenario, settings string) *scriptHost {
 	t.Helper()
 	root := t.TempDir()
 	h := &scriptHost{dir: filepath.Join(root, "ws"), home: filepath.Join(root, "home"), script: filepath.Join(root, "s.yaml")}

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"fmt"
+
 	tea "charm.land/bubbletea/v2"
 )
 
@@ -10,6 +12,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	s := k.String()
 	if s != "ctrl+c" {
 		m.armedQuit = false
+	}
+	if m.ask != nil && m.always {
+		return m.alwaysKey(s)
 	}
 	if m.ask != nil && !m.denying {
 		return m.answerKey(s)
@@ -72,6 +77,10 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.submit(false)
 	case "alt+enter":
 		return m.submit(true)
+	case "tab":
+		if m.complete() {
+			return nil
+		}
 	case "up":
 		if m.input.Line() == 0 && m.browse(-1) {
 			return nil
@@ -87,7 +96,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 }
 
 // answerKey answers the question in front of the user: y allow once, s allow for the
-// session, n deny (then a reason), esc abort the run.
+// session, a always allow (then where), n deny (then a reason), esc abort the run.
 func (m *Model) answerKey(s string) tea.Cmd {
 	a := m.ask
 	switch s {
@@ -97,6 +106,10 @@ func (m *Model) answerKey(s string) tea.Cmd {
 		if a.approval != nil {
 			m.e.allowSession(a.approval)
 			m.reply(Answer{Allow: true})
+		}
+	case "a", "A":
+		if a.approval != nil && m.e.rules() != nil {
+			m.always = true
 		}
 	case "n", "N":
 		if a.approval == nil {
@@ -135,4 +148,33 @@ func (m *Model) reply(a Answer) {
 	}
 	m.ask.reply <- a // buffered: the asker may have stopped waiting
 	m.ask = nil
+}
+
+// alwaysKey picks the settings file "always allow" writes the rule to: p the project's
+// (offered only when the project is trusted: an untrusted project's settings are not read),
+// u the user's; esc goes back to the choices.
+func (m *Model) alwaysKey(s string) tea.Cmd {
+	project := false
+	switch s {
+	case "p", "P":
+		if !m.current().Trusted {
+			return nil
+		}
+		project = true
+	case "u", "U":
+	case "esc":
+		m.always = false
+		return nil
+	default:
+		return nil
+	}
+	m.always = false
+	rule, path, err := m.e.allowAlways(m.ask.approval, project)
+	if err != nil {
+		m.t.add(newNotice(fmt.Sprintf("always allow %s: %v", rule, err), "error"))
+		return nil
+	}
+	m.info(fmt.Sprintf("always allowed: %s (written to %s; /permissions lists it)", rule, path))
+	m.reply(Answer{Allow: true})
+	return nil
 }

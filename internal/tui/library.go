@@ -57,3 +57,24 @@ func (e *engine) library() Library {
 	l, _ := e.host.(Library)
 	return l
 }
+
+// RuleWriter is what "always allow" needs; a [Host] may implement it (package cli does,
+// over the settings files). Without it the approval offers no "always".
+type RuleWriter interface {
+	// AllowRule is the narrowest permission rule that names the call (as written to
+	// settings: "bash(go test ./...)", "write(notes.txt)").
+	AllowRule(a Approval) string
+	// AllowAlways adds rule to the allow list of the project's .rein/settings.json
+	// (project) or the user's $REIN_HOME/settings.json, keeping the rest of the file, and
+	// returns the file's path.
+	AllowAlways(rule string, project bool) (path string, err error)
+	// AlwaysAllowed reports whether a settings file in force (the project's only when
+	// trusted) lists rule, exactly as written, among its allow rules.
+	AlwaysAllowed(rule string, trusted bool) bool
+}
+
+// rules is the host's RuleWriter, or nil.
+func (e *engine) rules() RuleWriter {
+	r, _ := e.host.(RuleWriter)
+	return r
+}

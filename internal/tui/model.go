@@ -30,18 +30,22 @@ type Model struct {
 	hist    int
 	draft   string
 
-	scroll       int
-	atTop        bool
-	thinking     bool
-	expand       bool
-	help         bool
-	quitting     bool
-	armedQuit    bool
-	compacting   bool
-	opening      bool
-	ask          *askMsg
-	picker       *picker
-	denying      bool
+	scroll     int
+	atTop      bool
+	thinking   bool
+	expand     bool
+	help       bool
+	quitting   bool
+	armedQuit  bool
+	compacting bool
+	opening    bool
+	ask        *askMsg
+	picker     *picker
+	denying    bool
+	// files are the workspace's files for @ mentions (nil until the first "@").
+	files []string
+	// always: the user chose "always allow" and picks the settings file next.
+	always       bool
 	savedInput   string
 	steer, follw int
 	// what the status line shows beyond Info.
@@ -273,7 +277,7 @@ func (m *Model) runDone(d runDoneMsg) tea.Cmd {
 	if d.err != nil && (d.out == nil || d.out.Err == nil) {
 		m.t.add(newNotice(d.err.Error(), "error"))
 	}
-	m.ask, m.denying = nil, false
+	m.ask, m.denying, m.always = nil, false, false
 	m.resetUsage()
 	completed := d.out != nil && d.out.Status == "completed" && d.err == nil
 	if m.quitting {

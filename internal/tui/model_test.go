@@ -65,7 +65,7 @@ const askWrites = `{"permissions": {"ask": ["write(*)"]}}`
 // TestApprovalFrame: a write an ask rule holds shows the call as a diff and the choices.
 func TestApprovalFrame(t *testing.T) {
 	h := newScriptHost(t, approval, askWrites)
-	m, tm := start(t, h)
+	m, tm := startOn(t, rulesHost{h})
 	send(tm, "take notes")
 	waitFor(t, tm, "allow once")
 	finalFrame(t, m, tm)

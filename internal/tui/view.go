@@ -64,6 +64,9 @@ func (m *Model) bottom() []string {
 		if m.denying {
 			rows = append(rows, st.accent.Render("Why not? (the reason reaches the model; Enter sends, Esc goes back)"))
 		}
+		for _, p := range m.mentions() {
+			rows = append(rows, st.dim.Render(ansi.Truncate("  @"+clean(p), m.width, "…")))
+		}
 		rows = append(rows, m.inputRows()...)
 	}
 	rows = append(rows, m.hint())
@@ -81,6 +84,8 @@ func (m *Model) hint() string {
 		return st.dim.Render("opening…")
 	case m.compacting:
 		return st.dim.Render("compacting… (typing queues)")
+	case m.ask == nil && len(m.mentions()) > 0:
+		return st.dim.Render("Tab completes the first file · Enter send")
 	case m.e.running():
 		return st.dim.Render("working… Enter queues a steer · Alt+Enter a follow-up · Esc aborts")
 	}
@@ -114,7 +119,26 @@ func (m *Model) question() []string {
 	for _, r := range body {
 		rows = append(rows, "  "+r)
 	}
-	return append(rows, st.key.Render("[y]")+" allow once  "+st.key.Render("[s]")+" allow for this session  "+st.key.Render("[n]")+" deny with a reason  "+st.key.Render("[esc]")+" abort the run")
+	return append(rows, m.approvalChoices()...)
+}
+
+// approvalChoices are the keys that answer an approval, or, after "always allow", where
+// the rule is written.
+func (m *Model) approvalChoices() []string {
+	st := m.st
+	if m.always {
+		rule := m.e.rules().AllowRule(*m.ask.approval)
+		where := st.key.Render("[u]") + " user settings ($REIN_HOME)  " + st.key.Render("[esc]") + " back"
+		if m.current().Trusted {
+			where = st.key.Render("[p]") + " project .rein/settings.json  " + where
+		}
+		return []string{st.accent.Render(ansi.Truncate("always allow "+clean(rule)+" — write it to:", m.width, "…")), where}
+	}
+	row := st.key.Render("[y]") + " allow once  " + st.key.Render("[s]") + " this session  "
+	if m.e.rules() != nil {
+		row += st.key.Render("[a]") + " always  "
+	}
+	return []string{row + st.key.Render("[n]") + " deny, say why  " + st.key.Render("[esc]") + " abort the run"}
 }
 
 // statusLine: provider/model, context used of the window, tokens and cost, queue, session,
