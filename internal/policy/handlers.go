@@ -137,11 +137,13 @@ func splitWords(a arg) ([]arg, bool) {
 		return nil, false
 	}
 	var out []arg
-	err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Words(strings.NewReader(a.text), func(w *syntax.Word) bool {
+	for w, err := range syntax.NewParser(syntax.Variant(syntax.LangBash)).WordsSeq(strings.NewReader(a.text)) {
+		if err != nil {
+			return out, false
+		}
 		out = append(out, evalWord(w, a.text))
-		return true
-	})
-	return out, err == nil
+	}
+	return out, true
 }
 
 func sudoCmd(c *cmdCtx) {

@@ -228,31 +228,3 @@ func wordMatch(pat, s string) bool {
 	}
 	return pi == len(pr)
 }
-
-// hasMeta reports whether a word pattern contains an unescaped * or ?.
-func hasMeta(pat string) bool {
-	for i := 0; i < len(pat); i++ {
-		switch pat[i] {
-		case '\\':
-			i++
-		case '*', '?':
-			return true
-		}
-	}
-	return false
-}
-
-// unescapePattern removes the backslashes of a word pattern without metacharacters.
-func unescapePattern(pat string) string {
-	if !strings.Contains(pat, `\`) {
-		return pat
-	}
-	var b strings.Builder
-	for i := 0; i < len(pat); i++ {
-		if pat[i] == '\\' && i+1 < len(pat) {
-			i++
-		}
-		b.WriteByte(pat[i])
-	}
-	return b.String()
-}

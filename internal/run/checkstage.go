@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/reinhq/rein/internal/artifact"
 	"github.com/reinhq/rein/internal/ledger"
@@ -109,11 +108,6 @@ func (r *Run) applyDelivery(kind string, body []byte) error {
 	}
 	return nil
 }
-
-// deliveryKinds are the record kinds applyDelivery applies.
-var deliveryKinds = []string{KindTicketAccepted, KindCheckResult, KindIntegrated, KindIntegrationConflict, KindDeliverySummary, KindDeliveryReady}
-
-func isDeliveryKind(kind string) bool { return slices.Contains(deliveryKinds, kind) }
 
 type summaryBody struct {
 	Artifact artifact.Reference `json:"artifact"`

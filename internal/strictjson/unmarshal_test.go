@@ -17,6 +17,7 @@ type outer struct {
 	ByName map[string]inner `json:"byName"`
 	Ptr    *inner           `json:"ptr"`
 	Skip   string           `json:"-"`
+	//lint:ignore U1000 an unexported field the decoder must leave alone
 	hidden int
 }
 

@@ -23,7 +23,7 @@ func TestVisible(t *testing.T) {
 		if got := Visible(c.in); got != c.want {
 			t.Errorf("Visible(%q) = %q, want %q", c.in, got, c.want)
 		}
-		if strings.ContainsAny(Visible(c.in), "\x1b\r\x07\x9b") {
+		if strings.ContainsAny(Visible(c.in), "\x1b\r\x07\u009b") {
 			t.Errorf("Visible(%q) still holds a control character", c.in)
 		}
 	}

@@ -130,7 +130,7 @@ func (t *transcript) dropAttempt() {
 // endAssistant settles the streamed message: its text becomes markdown; a message that was
 // never streamed (a resumed session) is added whole; a failed one shows its error.
 func (t *transcript) endAssistant(m *wire.Message) {
-	streamed := t.parts != nil && len(t.parts) > 0
+	streamed := len(t.parts) > 0
 	if !streamed {
 		for _, p := range m.Content {
 			switch p.Type {

@@ -143,13 +143,6 @@ func start(ctx context.Context, sp spec, detach func(firstLine []byte) bool, bac
 	}
 }
 
-// execute runs sp to its end.
-func execute(ctx context.Context, sp spec) (result, error) {
-	r, _ := start(ctx, sp, nil, false)
-	<-r.done
-	return r.res, r.err
-}
-
 // outcome turns how a command ended into nil (exit status 0 or 2) or a *RunError.
 func outcome(ctx context.Context, pr proc.Result, res result, timeout time.Duration) error {
 	switch {
