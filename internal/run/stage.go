@@ -441,31 +441,39 @@ func (r *Run) modelAttempt(ctx context.Context, env Env, n int, pol ModelPolicy,
 			return a, err
 		}
 	}
-	a.ElapsedMs = env.now().Sub(start).Milliseconds()
+	_, oerr := result.Outcome()
+	a.settle(env.now().Sub(start), out, SessionAnchor{ID: sid, Dir: filepath.ToSlash(dir)}, agent, oerr)
+	return a, nil
+}
+
+// settle fills in how an attempt's session ended: elapsed time, turns, tokens and cost, the
+// session's head, and the outcome oerr decides (nil: accepted), a failure with its reason and
+// typed cause. Model stages and the ticket loop's writer and review attempts share it.
+func (a *Attempt) settle(elapsed time.Duration, out *kernel.Outcome, anchor SessionAnchor, agent interface{ Head() (int64, string) }, oerr error) {
+	a.ElapsedMs = elapsed.Milliseconds()
 	u := out.Usage
 	a.Turns, a.CostUSD = out.Turns, u.Cost.Total
 	a.InputTokens, a.OutputTokens = u.Input+u.CacheRead+u.CacheWrite, u.Output
 	a.Tokens = a.InputTokens + a.OutputTokens
-	a.Session = SessionAnchor{ID: sid, Dir: filepath.ToSlash(dir)}
+	a.Session = anchor
 	a.Session.Seq, a.Session.Hash = agent.Head()
-	if _, oerr := result.Outcome(); oerr != nil {
-		a.Outcome, a.Detail = "failed", oerr.Error()
-		var ae *contract.AttemptError
-		if errors.As(oerr, &ae) {
-			a.Reason = string(ae.Reason)
-		}
-		if be := (*kernel.BudgetError)(nil); errors.As(out.Err, &be) {
-			a.Reason = ReasonBudgetExhausted
-		}
-		a.Cause, a.provider = attemptCause(out.Err, oerr), providerFailure(out.Err)
-		if a.provider != nil {
-			a.Reason = CauseProviderUnavailable
-		}
-		if out.Err != nil {
-			a.Detail += "; the session ended: " + out.Err.Error()
-		}
-		return a, nil
+	if oerr == nil {
+		a.Outcome = "accepted"
+		return
 	}
-	a.Outcome = "accepted"
-	return a, nil
+	a.Outcome, a.Detail = "failed", oerr.Error()
+	var ae *contract.AttemptError
+	if errors.As(oerr, &ae) {
+		a.Reason = string(ae.Reason)
+	}
+	if be := (*kernel.BudgetError)(nil); errors.As(out.Err, &be) {
+		a.Reason = ReasonBudgetExhausted
+	}
+	a.Cause, a.provider = attemptCause(out.Err, oerr), providerFailure(out.Err)
+	if a.provider != nil {
+		a.Reason = CauseProviderUnavailable
+	}
+	if out.Err != nil {
+		a.Detail += "; the session ended: " + out.Err.Error()
+	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/reinhq/rein/internal/contextpack"
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/llm"
-	"github.com/reinhq/rein/internal/run/contract"
 	"github.com/reinhq/rein/internal/tool"
 )
 
@@ -87,32 +86,7 @@ func (r *Run) runTicketSession(ctx context.Context, env Env, s ticketSession) (T
 	if err != nil && (out == nil || !errors.As(err, new(*kernel.BudgetError)) && providerFailure(err) == nil) {
 		return a, err
 	}
-	a.ElapsedMs = env.now().Sub(start).Milliseconds()
-	u := out.Usage
-	a.Turns, a.CostUSD = out.Turns, u.Cost.Total
-	a.InputTokens, a.OutputTokens = u.Input+u.CacheRead+u.CacheWrite, u.Output
-	a.Tokens = a.InputTokens + a.OutputTokens
-	a.Session = SessionAnchor{ID: s.sid, Dir: filepath.ToSlash(s.dir)}
-	a.Session.Seq, a.Session.Hash = agent.Head()
 	a.Refusals = s.guard.refusals()
-	if oerr := s.outcome(); oerr != nil {
-		a.Outcome, a.Detail = "failed", oerr.Error()
-		var ae *contract.AttemptError
-		if errors.As(oerr, &ae) {
-			a.Reason = string(ae.Reason)
-		}
-		if be := (*kernel.BudgetError)(nil); errors.As(out.Err, &be) {
-			a.Reason = ReasonBudgetExhausted
-		}
-		a.Cause, a.provider = attemptCause(out.Err, oerr), providerFailure(out.Err)
-		if a.provider != nil {
-			a.Reason = CauseProviderUnavailable
-		}
-		if out.Err != nil {
-			a.Detail += "; the session ended: " + out.Err.Error()
-		}
-		return a, nil
-	}
-	a.Outcome = "accepted"
+	a.settle(env.now().Sub(start), out, SessionAnchor{ID: s.sid, Dir: filepath.ToSlash(s.dir)}, agent, s.outcome())
 	return a, nil
 }
