@@ -202,12 +202,12 @@ func parseTrigger(s string, bad func(string)) Trigger {
 	case len(f) == 1 && f[0] == "manual":
 		return Trigger{Kind: "manual"}
 	case len(f) == 2 && f[0] == "every":
-		if d, err := time.ParseDuration(f[1]); err != nil || d <= 0 {
-			bad("every needs a positive duration such as 10m")
+		if msg := everyProblem(f[1]); msg != "" {
+			bad(msg)
 		}
 		return Trigger{Kind: "every", Every: f[1]}
 	case len(f) >= 2 && f[0] == "watch":
-		return Trigger{Kind: "watch", Paths: f[1:]}
+		return Trigger{Kind: "watch", Paths: watchPaths(f[1:], bad)}
 	case len(f) == 1 && f[0] == "webhook":
 		return Trigger{Kind: "webhook"}
 	}

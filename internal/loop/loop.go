@@ -55,7 +55,7 @@ func (e Env) sleep(ctx context.Context, d time.Duration) error {
 type StartOptions struct {
 	File      string // the contract file
 	Workspace string // the directory rounds work in (absolute)
-	Trigger   string // overrides the contract's trigger: "manual" or "every DURATION"
+	Trigger   string // the --trigger flag: it must say what the contract's trigger says ("" takes the contract's)
 	Model     ModelRef
 }
 
@@ -70,16 +70,9 @@ func Start(env Env, o StartOptions) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	trig := c.Normalized.Trigger
-	if o.Trigger != "" {
-		var bad error
-		trig = parseTrigger(o.Trigger, func(msg string) { bad = fmt.Errorf("%w: --trigger %q: %s", ErrInvalidContract, o.Trigger, msg) })
-		if bad != nil {
-			return "", bad
-		}
-	}
-	if trig.Kind != "manual" && trig.Kind != "every" {
-		return "", fmt.Errorf("%w: the %s trigger (use manual or every DURATION)", ErrUnsupported, trig.Kind)
+	trig, err := startTrigger(c.Normalized.Trigger, o.Trigger, o.Workspace)
+	if err != nil {
+		return "", err
 	}
 	for _, v := range c.Normalized.Verification {
 		if v.DeliveryRun != "" {
@@ -155,7 +148,7 @@ func Run(ctx context.Context, env Env, id string) (string, error) {
 					return err
 				}
 			}
-			if _, err := l.Append(ledger.Entry{Kind: KindTrigger, Body: map[string]string{"kind": v.Started.Trigger.Kind}}); err != nil {
+			if _, err := l.Append(ledger.Entry{Kind: KindTrigger, Body: runFiring(v, env.now())}); err != nil {
 				return err
 			}
 			if state, err = runRound(ctx, env, l, v); err != nil || state != StateReady {
