@@ -28,6 +28,8 @@ type ServeOptions struct {
 	Poll, Debounce time.Duration
 	// Ready, when set, is called once everything listens or watches.
 	Ready func(Serving)
+
+	onRebase func() // tests: the watcher took a new baseline after a round
 }
 
 // Serving says what [Serve] listens to.
@@ -118,7 +120,7 @@ func (s *server) serve(ctx context.Context, ln net.Listener, o ServeOptions) err
 	sources := make(chan error, 2)
 	switch {
 	case w != nil:
-		wg.Go(func() { sources <- s.watch(ctx, w, cmpDur(o.Poll, DefaultPoll), v.Started.Trigger) })
+		wg.Go(func() { sources <- s.watch(ctx, w, cmpDur(o.Poll, DefaultPoll), v.Started.Trigger, o.onRebase) })
 	case v.Started.Trigger.Kind == TriggerEvery:
 		wg.Go(func() { sources <- s.every(ctx, v) })
 	}
@@ -257,7 +259,7 @@ func (s *server) every(ctx context.Context, v *view) error {
 // watch polls the watched paths and fires when a burst of changes is over. While a round
 // runs, changes are the round's own writes: they never fire, and the watcher takes a new
 // baseline once the round has ended.
-func (s *server) watch(ctx context.Context, w *watcher, poll time.Duration, t Trigger) error {
+func (s *server) watch(ctx context.Context, w *watcher, poll time.Duration, t Trigger, rebased func()) error {
 	seen := s.epoch.Load()
 	for {
 		if err := sleepCtx(ctx, poll); err != nil {
@@ -269,6 +271,9 @@ func (s *server) watch(ctx context.Context, w *watcher, poll time.Duration, t Tr
 					return err
 				}
 				seen = e
+				if rebased != nil {
+					rebased()
+				}
 			}
 			continue
 		}
