@@ -50,6 +50,7 @@ checkpoints, and stops at budgets, repeated root causes and human gates.`,
 	}
 	c.AddCommand(newLoopValidateCmd(e), newLoopStartCmd(e), newLoopRunCmd(e), newLoopStatusCmd(e),
 		newLoopApproveCmd(e), newLoopRejectCmd(e), newLoopRaiseCmd(e), newLoopAbortCmd(e))
+	c.AddCommand(newLoopServeCmd(e))
 	return c
 }
 
@@ -72,7 +73,7 @@ func newLoopStartCmd(e *env) *cobra.Command {
 	var trigger string
 	var m loop.ModelRef
 	cmd := &cobra.Command{
-		Use: "start FILE [--trigger manual|'every DURATION'] --provider NAME [--model ID] [--script FILE]", Short: "Lock a contract and create a loop (ready)",
+		Use: "start FILE [--trigger manual|'every DURATION'|'watch PATH...'|webhook] --provider NAME [--model ID] [--script FILE]", Short: "Lock a contract and create a loop (ready)",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			env, err := loopEnv(e)
@@ -94,7 +95,7 @@ func newLoopStartCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&trigger, "trigger", "", "manual, or 'every DURATION' (default: the contract's)")
+	cmd.Flags().StringVar(&trigger, "trigger", "", "manual, 'every DURATION', 'watch PATH...' or webhook: must say what the contract's trigger says (default: the contract's)")
 	cmd.Flags().StringVar(&m.Provider, "provider", "", "the rounds' model provider")
 	cmd.Flags().StringVar(&m.Model, "model", "", "the rounds' model id")
 	cmd.Flags().StringVar(&m.BaseURL, "base-url", "", "base URL of an OpenAI-compatible server")

@@ -97,4 +97,27 @@
 // that call once (a bash line as bash -c LINE through internal/command, in the workspace),
 // records gate.decided with its exit code and redacted output, and the loop is ready;
 // [Reject] records the reason, which the next round's request carries.
+//
+// # Triggers
+//
+// A contract's trigger is manual, "every DURATION" (at least [MinEvery]), "watch PATH..."
+// (relative paths inside the workspace, never under .rein or .git) or webhook; it is part of
+// the locked contract, so [Start]'s --trigger must say the same ([ErrTrigger] otherwise) and
+// a watch path that leaves the workspace through a symlink is refused. [Run] is a manual
+// firing per round (on an every loop it waits out the schedule between rounds). [Serve] holds
+// the lease and runs a round per firing: the schedule ([Env].Sleep waits), the watcher, and a
+// webhook on a loopback address ("POST /", "Authorization: Bearer" with the token of
+// $REIN_HOME/loops/<id>/webhook.token, created 0600 on first use and never printed, compared
+// in constant time over sha256 digests; bodies above [MaxWebhookBody] are 413; a body is
+// empty or strict JSON {"note"}). It ends when a round (or the checks before one) leaves the
+// loop in a state other than ready, or ctx ends. Every firing is recorded as loop.trigger
+// {kind, at, source, paths, note, disposition} before it acts: run (a round starts),
+// queued (a round runs: exactly one more follows it), coalesced (one is queued already).
+//
+// The watcher polls (no file-notification dependency is approved for rein, and polling is
+// portable and bounded): every Poll it stamps each entry under the watched paths — size,
+// mtime, inode, mode — through os.Root (a symlink is stamped as itself, never followed) and
+// skips .rein, .git and $REIN_HOME; changes fire once, after Debounce without a further
+// change, naming the changed paths. While a round runs its changes are the round's own
+// writes: they never fire, and the watcher takes a new baseline when the round ends.
 package loop

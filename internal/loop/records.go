@@ -163,6 +163,8 @@ type view struct {
 	WaitingFrom time.Time
 	Decisions   []gateDecision // decided since the last round
 	LastRoundAt time.Time
+	Firings     int     // loop.trigger records
+	LastFiring  *Firing // the latest of them
 }
 
 func loopDir(home, id string) string { return filepath.Join(home, LoopsDir, id) }
@@ -193,7 +195,13 @@ func (v *view) visit(r ledger.Record) error {
 		return nil
 	}
 	switch r.Kind {
-	case ledger.KindHeader, ledger.KindRecovery, KindTrigger, KindLeaseTaken:
+	case ledger.KindHeader, ledger.KindRecovery, KindLeaseTaken:
+	case KindTrigger:
+		var f Firing
+		if err := dec(&f); err != nil {
+			return err
+		}
+		v.Firings, v.LastFiring = v.Firings+1, &f
 	case KindStarted:
 		if err := dec(&v.Started); err != nil {
 			return err

@@ -127,10 +127,16 @@ func TestServeQueuesOnce(t *testing.T) {
 	ready, result, _ := f.serve(id, ServeOptions{Listen: "127.0.0.1:0"})
 	s := waitReady(t, ready, result)
 	tok := readToken(t, s.TokenFile)
+	if rep, err := Status(f.env, id); err != nil || rep.State != StateReady || !strings.Contains(rep.Next, "served by rein loop serve") {
+		t.Fatalf("status of a served loop between rounds: %+v, %v", rep, err)
+	}
 	if code, body := post(t, s.Webhook, tok, `{"note": "ci build 7"}`); code != http.StatusAccepted || !strings.Contains(body, `"run"`) {
 		t.Fatalf("first firing: %d %s", code, body)
 	}
 	<-entered // round 1 runs, held open
+	if rep, _ := Status(f.env, id); rep.State != StateRunning {
+		t.Fatalf("status while a served round runs: %s", rep.State)
+	}
 	want := []string{FiringQueued, FiringCoalesced, FiringCoalesced}
 	for i, d := range want {
 		if code, body := post(t, s.Webhook, tok, ""); code != http.StatusAccepted || !strings.Contains(body, `"`+d+`"`) {

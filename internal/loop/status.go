@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/reinhq/rein/internal/artifact"
 	"github.com/reinhq/rein/internal/lease"
@@ -35,6 +36,8 @@ type Report struct {
 	RootCauses     []RootCause          `json:"rootCauses,omitempty"`
 	Gates          []GateRequest        `json:"gates,omitempty"`
 	History        []Step               `json:"history"`
+	Firings        int                  `json:"firings"`
+	LastFiring     *Firing              `json:"lastFiring,omitempty"`
 	Lease          *lease.State         `json:"lease,omitempty"`
 	Next           string               `json:"next,omitempty"`
 }
@@ -56,7 +59,7 @@ func Status(env Env, id string) (*Report, error) {
 	r := &Report{Schema: StatusSchemaVersion, ID: id, State: v.State, Reason: v.Reason, Detail: v.Detail,
 		Contract: v.Started.File, ContractDigest: v.Started.ContractDigest, Goal: v.Started.Contract.Goal,
 		Trigger: v.Started.Trigger, Rounds: v.Rounds, Budget: v.Budget, Gates: v.Pending,
-		Used: Budget{Rounds: v.Rounds, Tokens: v.Tokens, CostUSD: v.CostUSD}}
+		Used: Budget{Rounds: v.Rounds, Tokens: v.Tokens, CostUSD: v.CostUSD}, Firings: v.Firings, LastFiring: v.LastFiring}
 	if v.ElapsedMs > 0 {
 		r.Used.Elapsed = fmt.Sprintf("%dms", v.ElapsedMs)
 	}
@@ -70,7 +73,10 @@ func Status(env Env, id string) (*Report, error) {
 		r.History = append(r.History, Step{Round: e.Round, State: e.State, Reason: e.Reason, Claim: e.Claim})
 	}
 	if l, err := lease.Read(filepath.Join(loopDir(env.Home, id), "lease.json")); err == nil && l != nil && l.Live {
-		r.Lease, r.State = l, StateRunning
+		r.Lease = l
+		if l.Command != "serve" || v.Open > 0 { // a served loop between rounds waits for its trigger
+			r.State = StateRunning
+		}
 	}
 	if r.State != StateCompleted && r.State != StateAborted {
 		r.Drift = contractDrift(v)
@@ -83,6 +89,8 @@ func next(r *Report) string {
 	switch {
 	case r.Drift != "":
 		return "restore the contract file to the locked one, then `rein loop run " + r.ID + "`"
+	case r.State == StateReady && r.Lease != nil:
+		return fmt.Sprintf("served by rein loop serve (pid %d): a round runs when its trigger fires", r.Lease.PID)
 	case r.State == StateReady:
 		return "rein loop run " + r.ID
 	case r.State == StateWaitingForHuman:
@@ -112,6 +120,9 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "drift: %s\n", r.Drift)
 	}
 	fmt.Fprintf(w, "rounds: %d of %d; tokens %d; cost $%.4f\n", r.Rounds, r.Budget.Rounds, r.Used.Tokens, r.Used.CostUSD)
+	if f := r.LastFiring; f != nil {
+		fmt.Fprintf(w, "trigger: %s; %d firing(s), the last %s %s from %s (%s)\n", r.Trigger, r.Firings, f.Kind, f.At.Format(time.RFC3339), f.Source, f.Disposition)
+	}
 	for _, s := range r.History {
 		fmt.Fprintf(w, "  round %d: %s (%s), model claimed %s\n", s.Round, s.State, s.Reason, s.Claim)
 	}
