@@ -148,7 +148,7 @@ func TestWatchDebounce(t *testing.T) {
 	step(20*time.Second, "src/a.go")
 	step(20*time.Second+100*time.Millisecond, "src/b.go", "src/a.go")
 	step(20*time.Second+200*time.Millisecond, "top.txt")
-	step(20*time.Second+400*time.Millisecond) // quiet, but not for long enough
+	step(20*time.Second + 400*time.Millisecond) // quiet, but not for long enough
 	if len(fired) != 0 {
 		t.Fatalf("fired during the burst: %v", fired)
 	}
