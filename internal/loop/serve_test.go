@@ -350,3 +350,27 @@ func TestWebhookAuth(t *testing.T) {
 		t.Fatalf("fired %+v: want two webhook firings from loopback, the note's secret redacted", fired)
 	}
 }
+
+// TestServeEndsAtABudget: a firing whose round the budget refuses ends serve, blocked.
+func TestServeEndsAtABudget(t *testing.T) {
+	f := newFixture(t, contractYAML(map[string]string{"trigger": "every 1m", "budget": "{rounds: 1}"}),
+		round{calls: write("answer.txt", "41"), claim: "progress", report: "try 1"})
+	tick := make(chan struct{})
+	f.env.Sleep = func(ctx context.Context, d time.Duration) error {
+		select {
+		case <-tick:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	id := f.start()
+	ready, result, _ := f.serve(id, ServeOptions{})
+	waitReady(t, ready, result)
+	tick <- struct{}{}
+	r := <-result
+	rep, _ := Status(f.env, id)
+	if r.err != nil || r.state != StateBlocked || rep.Reason != ReasonBudgetExhausted || rep.Rounds != 1 || rep.Firings != 2 {
+		t.Fatalf("serve ended %s, %v; status %s (%s), %d rounds, %d firings", r.state, r.err, rep.State, rep.Reason, rep.Rounds, rep.Firings)
+	}
+}
