@@ -136,7 +136,7 @@ func TestRunCommandSandboxed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := &runCommandTool{run: &Run{Lock: &Lock{Verification: cmds}}, env: Env{Sandbox: sb}, dir: ws, guard: newTicketGuard(RoleWriter)}
+	rc := &runCommandTool{run: &Run{Lock: &Lock{Verification: cmds}}, env: Env{Sandbox: sb}, dir: ws}
 	for id := range cmds {
 		res, err := rc.Run(context.Background(), tool.Call{ID: id, Args: json.RawMessage(`{"id":"` + id + `"}`)})
 		if err != nil {
@@ -168,7 +168,7 @@ func TestSandboxUnavailableFailsClosed(t *testing.T) {
 	}
 	cmds := map[string]Verification{"make": {Argv: []string{"touch", "made"}, Required: true}}
 	r := &Run{Lock: &Lock{Verification: cmds}}
-	rc := &runCommandTool{run: r, env: Env{Sandbox: gone}, dir: ws, guard: newTicketGuard(RoleWriter)}
+	rc := &runCommandTool{run: r, env: Env{Sandbox: gone}, dir: ws}
 	if _, err := rc.Run(context.Background(), tool.Call{ID: "c1", Args: json.RawMessage(`{"id":"make"}`)}); !errors.Is(err, sandbox.ErrUnavailable) {
 		t.Errorf("run_command = %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reinhq/rein/internal/command"
 	"github.com/reinhq/rein/internal/policy"
+	"github.com/reinhq/rein/internal/refusal"
 	"github.com/reinhq/rein/internal/sandbox"
 	"github.com/reinhq/rein/internal/secret"
 	"github.com/reinhq/rein/internal/tool"
@@ -130,12 +131,12 @@ func tail(s string, n int) string {
 
 // runCommandTool is the writer's run_command tool: it runs an approved verification command
 // by id in the worktree — a fixed argv, the scrubbed environment, no shell. Any other id is
-// refused with BlockWriterUnapprovedBash, which the model sees and the attempt counts.
+// refused with BlockWriterUnapprovedBash (a typed refusal), which the model sees and the
+// attempt counts.
 type runCommandTool struct {
-	run   *Run
-	env   Env
-	dir   string
-	guard *ticketGuard
+	run *Run
+	env Env
+	dir string
 }
 
 func (t *runCommandTool) Spec() tool.Spec {
@@ -159,9 +160,8 @@ func (t *runCommandTool) Run(ctx context.Context, call tool.Call) (tool.Result, 
 		return tool.Result{}, err
 	}
 	if _, ok := t.run.Lock.Verification[args.ID]; !ok {
-		t.guard.count(BlockWriterUnapprovedBash, call.ID)
-		return tool.Result{}, fmt.Errorf("%s: %q is not an approved verification command; only these run, by id, with their fixed arguments: %s",
-			BlockWriterUnapprovedBash, args.ID, strings.Join(slices.Sorted(maps.Keys(t.run.Lock.Verification)), ", "))
+		return tool.Result{}, refusal.Errorf(BlockWriterUnapprovedBash, "%q is not an approved verification command; only these run, by id, with their fixed arguments: %s",
+			args.ID, strings.Join(slices.Sorted(maps.Keys(t.run.Lock.Verification)), ", "))
 	}
 	reg, _, err := t.run.commands(t.env, t.dir)
 	if err != nil {

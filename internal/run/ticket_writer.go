@@ -151,7 +151,7 @@ func (r *Run) writerAttempt(ctx context.Context, env Env, l *ledger.Ledger, tk c
 	}
 	a, err := r.runTicketSession(ctx, env, ticketSession{stage: StageTicketExecution, role: RoleWriter, ticket: t.ID, n: n, pol: pol, left: left,
 		workspace: wt.Dir, sid: sid, dir: dir, system: WriterSystem, prefix: WriterRequestPrefix(r.ID), request: req + skills, packBytes: packBytes,
-		tools:    []tool.Tool{ct, &runCommandTool{run: r, env: env, dir: wt.Dir, guard: guard}},
+		tools:    []tool.Tool{ct, &runCommandTool{run: r, env: env, dir: wt.Dir}},
 		standard: []string{policy.ToolRead, policy.ToolWrite, policy.ToolEdit, policy.ToolGrep, policy.ToolFind, policy.ToolLs},
 		guard:    guard,
 		outcome: func() error {
