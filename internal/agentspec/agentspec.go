@@ -61,6 +61,10 @@ type Spec struct {
 	Deadline       time.Time
 	// ContextHooks may replace each request's messages (never what is recorded).
 	ContextHooks []kernel.ContextHook
+	// OnToolError, when set, is told of every tool call answered with an error, with the
+	// error value itself (a *refusal.Error keeps its code): how a caller classifies refused
+	// calls by type, never by the text the model reads (kernel.Config.OnToolError).
+	OnToolError func(call *llm.ToolCall, err error)
 	// Gate, when set, is consulted after the permission gate allowed a call, before it runs
 	// (a loop's human gate); its refusal is the call's error result.
 	Gate kernel.Gate

@@ -275,6 +275,7 @@ Checklist and Full Run Verification.`,
 		},
 	}
 	var nextTrace, resumeTrace string
+	var nextSandbox, resumeSandbox bool
 	nextParallel := 1
 	next := &cobra.Command{
 		Use: "next [RUN]", Short: "Run the run's current stage (Research, Clarification, Specification, Ticket Planning, the tickets)",
@@ -288,6 +289,9 @@ Checklist and Full Run Verification.`,
 				return fmt.Errorf("%w: --parallel %d: at least 1 ticket runs at a time", ErrUsage, nextParallel)
 			}
 			env.Parallel = nextParallel
+			if err := sandboxCommands(&env, nextSandbox); err != nil {
+				return err
+			}
 			flush, err := traceStages(e, &env, nextTrace)
 			if err != nil {
 				return err
@@ -307,6 +311,9 @@ Checklist and Full Run Verification.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			env, id, err := runTarget(e, args)
 			if err != nil {
+				return err
+			}
+			if err := sandboxCommands(&env, resumeSandbox); err != nil {
 				return err
 			}
 			flush, err := traceStages(e, &env, resumeTrace)
@@ -329,6 +336,8 @@ Checklist and Full Run Verification.`,
 	next.Flags().StringVar(&nextTrace, "trace", "", traceUsage)
 	next.Flags().IntVar(&nextParallel, "parallel", 1, "at most N independent tickets per batch (dependsOn order); a batch's tickets run one after another for now")
 	resume.Flags().StringVar(&resumeTrace, "trace", "", traceUsage)
+	next.Flags().BoolVar(&nextSandbox, "sandbox", false, sandboxHelp)
+	resume.Flags().BoolVar(&resumeSandbox, "sandbox", false, sandboxHelp)
 	var answersFile string
 	clarify := &cobra.Command{
 		Use: "clarify RUN --answers FILE", Short: "Record answers to the research's unknowns and required evidence gaps (YAML or JSON: id → answer)",

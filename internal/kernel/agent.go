@@ -39,6 +39,13 @@ type Config struct {
 	// ContextHooks may replace the message list of each model request, in order, just before
 	// it is sent. They change what the model reads, never what is recorded.
 	ContextHooks []ContextHook
+	// OnToolError, if set, is told of every tool call of a turn answered with an error made
+	// from an error value: a tool not offered, arguments that do not validate, the Gate's
+	// refusal, an error the tool returned. err is the value itself (a *refusal.Error keeps
+	// its code), so a caller classifies a refusal by its type, never by the text the model
+	// reads. It is called before the result is recorded, possibly from several goroutines
+	// at once (a parallel batch).
+	OnToolError func(call *llm.ToolCall, err error)
 	// Hooks, if set, intercepts the run at the points of package hooks (see [Hooks]).
 	Hooks Hooks
 	// Inbox, if set, is polled at every turn boundary for queued steering and follow-up

@@ -55,7 +55,7 @@ func (r *run) toolBatch(turn int, msg *llm.Message, calls []*llm.ToolCall) ([]ll
 		default:
 			t, ok := cfg.Tools.Get(c.Name)
 			if !ok {
-				p.result = errorResult(c, fmt.Sprintf("Tool %q not found. Available tools: %s.", c.Name, strings.Join(cfg.Tools.Names(), ", ")))
+				p.result = r.failed(c, fmt.Errorf("Tool %q not found. Available tools: %s.", c.Name, strings.Join(cfg.Tools.Names(), ", ")))
 				break
 			}
 			p.tool = t
@@ -64,12 +64,12 @@ func (r *run) toolBatch(turn int, msg *llm.Message, calls []*llm.ToolCall) ([]ll
 				if o, ok := t.(tool.RefusalObserver); ok {
 					o.ArgsRefused(c.Arguments)
 				}
-				p.result = errorResult(c, err.Error())
+				p.result = r.failed(c, err)
 				break
 			}
 			p.args = args
 			if err := r.check(turn, p); err != nil {
-				p.result = errorResult(c, err.Error())
+				p.result = r.failed(c, err)
 			} else {
 				p.result = r.beforeTool(turn, p)
 			}
@@ -201,6 +201,9 @@ func (r *run) invoke(turn int, p *pending, mu *sync.Mutex) (res *llm.Message) {
 	}}
 	out, err := p.tool.Run(r.ctx, call)
 	if err != nil {
+		if r.cfg.OnToolError != nil {
+			r.cfg.OnToolError(p.call, err)
+		}
 		msg := err.Error()
 		if r.ctx.Err() != nil && context.Cause(r.ctx) != nil {
 			msg += " (the run was aborted)"
@@ -234,6 +237,15 @@ func marshalDetails(d any) json.RawMessage {
 		b, _ = json.Marshal(map[string]string{"detailsError": err.Error()})
 	}
 	return b
+}
+
+// failed is the error result of call c, answered without running it because of err, which
+// Config.OnToolError sees.
+func (r *run) failed(c *llm.ToolCall, err error) *llm.Message {
+	if r.cfg.OnToolError != nil {
+		r.cfg.OnToolError(c, err)
+	}
+	return errorResult(c, err.Error())
 }
 
 func errorResult(c *llm.ToolCall, text string) *llm.Message {

@@ -74,13 +74,17 @@ type deliveryRun struct {
 // takes it through the Ticket Plan Gate and accepts t1 and t2 with the files given.
 func newDeliveryRun(t *testing.T, files map[string]map[string]string) *deliveryRun {
 	t.Helper()
-	env, id := startRunWith(t, func(p *Profile) {
-		p.Verification = map[string]Verification{
-			"files": {Argv: []string{"test", "-f", "t2.txt"}, Required: true},
-			"show":  {Argv: []string{"cat", "t1.txt"}, Required: true},
-			"never": {Argv: []string{"false"}},
-		}
+	return newDeliveryRunVerified(t, files, map[string]Verification{
+		"files": {Argv: []string{"test", "-f", "t2.txt"}, Required: true},
+		"show":  {Argv: []string{"cat", "t1.txt"}, Required: true},
+		"never": {Argv: []string{"false"}},
 	})
+}
+
+// newDeliveryRunVerified is newDeliveryRun with the profile's verification commands given.
+func newDeliveryRunVerified(t *testing.T, files map[string]map[string]string, verification map[string]Verification) *deliveryRun {
+	t.Helper()
+	env, id := startRunWith(t, func(p *Profile) { p.Verification = verification })
 	env.Agents = testAgents(env.Home, func(string, ModelPolicy) (llm.Model, error) {
 		return script.Parse([]byte(deliveryScenario), "delivery.yaml")
 	})

@@ -25,10 +25,6 @@ const (
 	MaxVerificationTail = 4 << 10
 )
 
-// verificationEnv are the variables an approved verification command gets from rein's
-// environment besides command.FixedEnv: what a build tool needs to find its caches.
-var verificationEnv = []string{"HOME", "TMPDIR", "GOCACHE", "GOMODCACHE", "GOPATH", "LANG"}
-
 // VerificationReport is the digest-bound content of a verification artifact: the commit
 // verified in a clean checkout, every required command's result, and whether all passed.
 // Ticket Verification and Full Run Verification write the same shape.
@@ -41,6 +37,8 @@ type VerificationReport struct {
 	Commit    string          `json:"commit"`
 	Commands  []CommandResult `json:"commands"`
 	Passed    bool            `json:"passed"`
+	// Sandboxed: the commands ran in the OS sandbox (Env.Sandbox).
+	Sandboxed bool `json:"sandboxed,omitempty"`
 }
 
 // CommandResult is one approved command's outcome: its id and argv, whether the profile
@@ -58,30 +56,36 @@ type CommandResult struct {
 	OutputBytes int64    `json:"outputBytes,omitempty"`
 	OutputTail  string   `json:"outputTail,omitempty"`
 	Passed      bool     `json:"passed"`
+	// Sandboxed: the command ran in the OS sandbox.
+	Sandboxed bool `json:"sandboxed,omitempty"`
 }
 
 // verifyCommit runs the locked required verification commands, in id order, on a clean
 // detached checkout of commit at dir (replacing one an earlier verification left) through
-// the approved-command runner: fixed argv, no shell, a scrubbed environment. The checkout is
+// the approved-command runner: fixed argv, no shell, a scrubbed environment, in env's OS
+// sandbox (the checkout its only writable directory) when it asks for one. The checkout is
 // removed afterwards. A program path containing "/" is taken relative to the checkout.
-func verifyCommit(ctx context.Context, repo *worktree.Repo, dir, commit string, cmds map[string]Verification) (VerificationReport, error) {
+func verifyCommit(ctx context.Context, env Env, repo *worktree.Repo, dir, commit string, cmds map[string]Verification) (VerificationReport, error) {
 	rep := VerificationReport{Commit: commit, Commands: []CommandResult{}, Passed: true}
 	wt, err := repo.Checkout(ctx, dir, commit)
 	if err != nil {
 		return rep, fmt.Errorf("a clean checkout of %s for verification: %w", commit, err)
 	}
 	defer repo.Remove(context.WithoutCancel(ctx), wt.Dir)
+	sb, err := commandSandbox(env, wt.Dir)
+	if err != nil {
+		return rep, err
+	}
+	rep.Sandboxed = sb != nil
 	for _, id := range slices.Sorted(maps.Keys(cmds)) {
 		v := cmds[id]
 		if !v.Required {
 			continue
 		}
-		argv := slices.Clone(v.Argv)
-		if len(argv) > 0 && strings.Contains(argv[0], "/") && !filepath.IsAbs(argv[0]) {
-			argv[0] = filepath.Join(wt.Dir, filepath.FromSlash(argv[0]))
-		}
-		cr := CommandResult{ID: id, Argv: v.Argv, Required: true, ExitCode: -1}
-		res, err := command.Run(ctx, command.Command{ID: id, Argv: argv, Dir: wt.Dir, Env: verificationEnv, MaxOutput: MaxVerificationTail})
+		c := approvedCommand(id, v, wt.Dir, sb)
+		c.MaxOutput = MaxVerificationTail
+		cr := CommandResult{ID: id, Argv: v.Argv, Required: true, ExitCode: -1, Sandboxed: sb != nil}
+		res, err := command.Run(ctx, c)
 		if err != nil {
 			cr.Error = secret.Redact(err.Error())
 		} else {
@@ -117,7 +121,7 @@ func (r *Run) fullVerificationStage() checkStage {
 				return nil, nil, err
 			}
 			dir := filepath.Join(env.Home, "worktrees", r.ID, ArtFullVerification)
-			rep, err := verifyCommit(ctx, repo, dir, in.Head, r.Lock.Verification)
+			rep, err := verifyCommit(ctx, env, repo, dir, in.Head, r.Lock.Verification)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/reinhq/rein/internal/atomicfile"
 	"github.com/reinhq/rein/internal/gitx"
 	"github.com/reinhq/rein/internal/ledger"
+	"github.com/reinhq/rein/internal/sandbox"
 )
 
 // SchemaVersion is the version of the run's artifacts and ledger records written here.
@@ -56,6 +57,12 @@ type Env struct {
 	// Parallel is `rein run next --parallel N`: at most N independent tickets at a time
 	// (0 means 1).
 	Parallel int
+	// Sandbox, when set, builds the OS sandbox every approved command of the run runs in (the
+	// writer's run_command, the candidate's checks, Ticket and Full Run Verification), given
+	// the directory it runs in; nil runs them unsandboxed. A sandbox that cannot be built stops
+	// the command: none runs unsandboxed instead. `rein run next|resume --sandbox` (or the
+	// global settings' "sandbox") sets it (system.CommandSandboxes).
+	Sandbox func(workspace string) (*sandbox.Sandbox, error)
 	// Test seams: Crash is called at named points of the run's steps (see crash); SessionFS is
 	// the stage sessions' ledger filesystem (nil: the OS).
 	Crash     func(point string)

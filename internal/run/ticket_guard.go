@@ -2,36 +2,53 @@ package run
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/reinhq/rein/internal/command"
 	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/pathrule"
 	"github.com/reinhq/rein/internal/policy"
+	"github.com/reinhq/rein/internal/refusal"
 	"github.com/reinhq/rein/internal/run/contract"
+	"github.com/reinhq/rein/internal/tool"
 )
 
 // ticketGuard names the refusals of a ticket session's tool calls with their blocker codes
 // and counts them for the attempt record. The tools refuse (workspace confinement, the role's
-// surface, run_command's approved ids); the guard is a context hook that prefixes each such
-// refusal, as the model sees it, with its code — what was recorded stays as it was — and
-// counts each refused call once.
+// surface, run_command's approved ids); the kernel hands the guard every call answered with
+// an error, with the error value (agentspec.Spec.OnToolError), which the guard classifies by
+// its type — a *refusal.Error's code, tool.ErrOutsideWorkspace, a validation error, the tool
+// the call named and the path it named — never by the text of the message. A context hook
+// then prefixes each such refusal, as the model sees it, with its code (what was recorded
+// stays as it was), and each refused call counts once.
 type ticketGuard struct {
 	role string // RoleWriter or RoleReview
+	dir  string // the session's workspace (set by runTicketSession)
 	mu   sync.Mutex
-	seen map[string]string // call id → code
+	seen map[string]refusedCall // by call id
+}
+
+// refusedCall is the blocker of a refused call; shown says the error's text starts with it.
+type refusedCall struct {
+	code  string
+	shown bool
 }
 
 func newTicketGuard(role string) *ticketGuard {
-	return &ticketGuard{role: role, seen: map[string]string{}}
+	return &ticketGuard{role: role, seen: map[string]refusedCall{}}
 }
 
-// count records that call id was refused with code.
-func (g *ticketGuard) count(code, id string) {
+// count records how call id was refused.
+func (g *ticketGuard) count(id string, c refusedCall) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.seen[id] = code
+	g.seen[id] = c
 }
 
 // counts returns the refused calls by code (nil when none).
@@ -43,7 +60,7 @@ func (g *ticketGuard) counts() map[string]int {
 	}
 	out := map[string]int{}
 	for _, c := range g.seen {
-		out[c]++
+		out[c.code]++
 	}
 	return out
 }
@@ -54,38 +71,69 @@ var reviewTools = append(slices.Clone(policy.ReadOnlyTools), contract.ReviewTool
 // fileTools are the writer's tools that take workspace paths.
 var fileTools = []string{policy.ToolRead, policy.ToolWrite, policy.ToolEdit, policy.ToolGrep, policy.ToolFind, policy.ToolLs}
 
-// classify names the blocker of a refused call of name with the refusal text, or "".
-func (g *ticketGuard) classify(name, text string) string {
-	if strings.HasPrefix(text, BlockWriterUnapprovedBash) || strings.HasPrefix(text, BlockWriterPathEscape) || strings.HasPrefix(text, BlockReviewMutation) {
-		code, _, _ := strings.Cut(text, ":")
-		return code
+// refused implements agentspec.Spec.OnToolError: a call answered with err is counted under
+// the blocker it is, if any.
+func (g *ticketGuard) refused(call *llm.ToolCall, err error) {
+	if code := g.classify(call, err); code != "" {
+		re, ok := err.(*refusal.Error)
+		g.count(call.ID, refusedCall{code: code, shown: ok && string(re.Code) == code})
+	}
+}
+
+// classify names the blocker of call, answered with err, or "".
+func (g *ticketGuard) classify(call *llm.ToolCall, err error) string {
+	code, _ := refusal.CodeOf(err)
+	switch string(code) {
+	case BlockWriterUnapprovedBash, BlockWriterPathEscape, BlockReviewMutation:
+		return string(code)
 	}
 	switch g.role {
 	case RoleReview:
-		if !slices.Contains(reviewTools, name) {
+		if !slices.Contains(reviewTools, call.Name) || code == policy.CodeReviewMutation || code == policy.CodeToolNotInRole {
 			return BlockReviewMutation
 		}
 	case RoleWriter:
 		switch {
-		case name == policy.ToolBash || name == policy.ToolRunCommand:
+		case call.Name == policy.ToolBash || code == command.CodeUnknownCommand:
 			return BlockWriterUnapprovedBash
-		case slices.Contains(fileTools, name) && escapes(text):
+		case call.Name == policy.ToolRunCommand && errors.As(err, new(*tool.ValidationError)):
+			return BlockWriterUnapprovedBash // anything but {"id": …}: a command line, a shell
+		case slices.Contains(fileTools, call.Name) && g.escapes(call, err):
 			return BlockWriterPathEscape
 		}
 	}
 	return ""
 }
 
-// escapes reports whether a file tool's refusal is about a path outside the workspace: the
-// file tools' wording of it, or the permission rules' refusal of rein's home directory (the
-// worktree lies inside it, so a relative path climbing out of the worktree lands there).
-func escapes(text string) bool {
-	t := strings.ToLower(text)
-	return strings.Contains(t, "outside the workspace") || strings.Contains(t, "escapes from parent") ||
-		strings.Contains(t, "protected_path") && strings.Contains(t, "home directory")
+// escapes reports whether a file tool's call was refused for a path outside the workspace:
+// the file tools' own confinement (tool.ErrOutsideWorkspace, a symbolic link leading out
+// included), or a protected-path refusal (rein's home directory, which holds the worktree:
+// a relative path climbing out of the worktree lands there) of a path the call named outside
+// the workspace.
+func (g *ticketGuard) escapes(call *llm.ToolCall, err error) bool {
+	if errors.Is(err, tool.ErrOutsideWorkspace) {
+		return true
+	}
+	code, _ := refusal.CodeOf(err)
+	if code != pathrule.CodeProtectedPath && code != policy.CodeDenied {
+		return false
+	}
+	var args struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal([]byte(call.Arguments), &args) != nil || args.Path == "" || g.dir == "" {
+		return false
+	}
+	p := filepath.FromSlash(strings.TrimPrefix(args.Path, "@"))
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(g.dir, p)
+	}
+	rel, err := filepath.Rel(g.dir, filepath.Clean(p))
+	return err != nil || !filepath.IsLocal(rel) && rel != "."
 }
 
-// Context implements kernel.ContextHook: every refused tool result gets its code in front.
+// Context implements kernel.ContextHook: every refused tool result the guard counted gets
+// its code in front, unless its text starts with it already.
 func (g *ticketGuard) Context(_ context.Context, msgs []llm.Message) ([]llm.Message, error) {
 	out := msgs
 	copied := false
@@ -93,22 +141,24 @@ func (g *ticketGuard) Context(_ context.Context, msgs []llm.Message) ([]llm.Mess
 		if m.Role != llm.RoleTool || !m.IsError {
 			continue
 		}
-		text := m.Text()
-		code := g.classify(m.ToolName, text)
-		if code == "" {
-			continue
-		}
-		g.count(code, m.ToolCallID)
-		if strings.HasPrefix(text, code) {
+		c := g.refusal(m.ToolCallID)
+		if c.code == "" || c.shown {
 			continue
 		}
 		if !copied {
 			out, copied = slices.Clone(msgs), true
 		}
-		m.Content = append([]llm.Part{llm.Text(code + ": the call was blocked. ")}, m.Content...)
+		m.Content = append([]llm.Part{llm.Text(c.code + ": the call was blocked. ")}, m.Content...)
 		out[i] = m
 	}
 	return out, nil
+}
+
+// refusal returns how call id was refused (no code: not refused).
+func (g *ticketGuard) refusal(id string) refusedCall {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.seen[id]
 }
 
 // refusals returns a copy of the counts, for an attempt record.

@@ -67,6 +67,7 @@ func (r *Run) runTicketSession(ctx context.Context, env Env, s ticketSession) (T
 	if env.Agents == nil {
 		return a, fmt.Errorf("%w: this environment builds no agents", ErrNotRunnable)
 	}
+	s.guard.dir = s.workspace
 	env.crash("ticket-session")
 	agent, err := env.Agents.Agent(ctx, agentspec.Spec{
 		Role: s.role, Workspace: s.workspace, SessionDir: filepath.Join(env.Home, s.dir), SessionID: s.sid,
@@ -74,6 +75,7 @@ func (r *Run) runTicketSession(ctx context.Context, env Env, s ticketSession) (T
 		System: s.system, Tools: s.tools, Standard: s.standard, Reads: s.reads,
 		MaxTurns: s.left.turns, MaxUsageTokens: s.left.tokens, Deadline: time.Now().Add(s.left.elapsed),
 		ContextHooks: []kernel.ContextHook{contextpack.CutAtPrefix{Prefix: s.prefix}, s.guard},
+		OnToolError:  s.guard.refused,
 		OnRequest:    a.measure,
 		Now:          env.now, LedgerFS: env.SessionFS,
 	})

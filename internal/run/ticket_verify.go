@@ -21,7 +21,7 @@ func (r *Run) verifyTicket(ctx context.Context, env Env, l *ledger.Ledger, t *ti
 	if err != nil {
 		return err
 	}
-	rep, err := verifyCommit(ctx, repo, r.verifyDir(env, t.ID), c.Head, r.Lock.Verification)
+	rep, err := verifyCommit(ctx, env, repo, r.verifyDir(env, t.ID), c.Head, r.Lock.Verification)
 	if err != nil {
 		return fmt.Errorf("ticket %s: verification of %s: %w", t.ID, c.Head, err)
 	}

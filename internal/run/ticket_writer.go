@@ -151,7 +151,7 @@ func (r *Run) writerAttempt(ctx context.Context, env Env, l *ledger.Ledger, tk c
 	}
 	a, err := r.runTicketSession(ctx, env, ticketSession{stage: StageTicketExecution, role: RoleWriter, ticket: t.ID, n: n, pol: pol, left: left,
 		workspace: wt.Dir, sid: sid, dir: dir, system: WriterSystem, prefix: WriterRequestPrefix(r.ID), request: req + skills, packBytes: packBytes,
-		tools:    []tool.Tool{ct, &runCommandTool{run: r, dir: wt.Dir, guard: guard}},
+		tools:    []tool.Tool{ct, &runCommandTool{run: r, env: env, dir: wt.Dir}},
 		standard: []string{policy.ToolRead, policy.ToolWrite, policy.ToolEdit, policy.ToolGrep, policy.ToolFind, policy.ToolLs},
 		guard:    guard,
 		outcome: func() error {
@@ -309,7 +309,7 @@ func (f *freezer) freeze(ctx context.Context, acc *contract.Accepted) (contract.
 		return contract.Frozen{}, contract.CandidateRefusal(contract.CodeCandidateDiffEmpty, "(root)",
 			"the worktree holds no change: implement the ticket (write or edit files), then submit")
 	}
-	runs, passed, err := r.runVerification(ctx, f.wt.Dir, acc.TicketCandidate.VerificationIDs)
+	runs, passed, err := r.runVerification(ctx, f.env, f.wt.Dir, acc.TicketCandidate.VerificationIDs)
 	if err != nil {
 		return contract.Frozen{}, err
 	}

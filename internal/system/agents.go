@@ -41,7 +41,7 @@ func (a *Agents) Agent(ctx context.Context, spec agentspec.Spec) (agentspec.Agen
 	o := Options{
 		Provider: spec.Model.Provider, Model: spec.Model.Model, BaseURL: spec.Model.BaseURL,
 		Thinking: spec.Model.Thinking, Role: policy.Role(spec.Role), ExtraTools: spec.Tools,
-		SystemPrompt: spec.System, ContextHooks: spec.ContextHooks, Gate: spec.Gate, OnRequest: spec.OnRequest,
+		SystemPrompt: spec.System, ContextHooks: spec.ContextHooks, OnToolError: spec.OnToolError, Gate: spec.Gate, OnRequest: spec.OnRequest,
 		MaxTurns: spec.MaxTurns, MaxUsageTokens: spec.MaxUsageTokens, Deadline: spec.Deadline,
 		Dir: spec.Workspace, Home: a.Home, Getenv: a.Getenv, Tracer: a.Tracer, HTTPClient: a.HTTPClient,
 		Retry: a.Retry, Now: spec.Now, LedgerFS: spec.LedgerFS, Trust: a.Trust, Confirm: a.Confirm, Notice: a.Notice,

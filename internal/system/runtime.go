@@ -79,6 +79,9 @@ type Options struct {
 	SystemPrompt string
 	// ContextHooks may replace each request's messages (never what is recorded).
 	ContextHooks []kernel.ContextHook
+	// OnToolError, when set, is told of every tool call answered with an error, with the
+	// error value (kernel.Config.OnToolError).
+	OnToolError func(call *llm.ToolCall, err error)
 	// OnRequest, when set, sees every model request before it goes into retries.
 	OnRequest func(*llm.Request)
 	// Budgets: model turns, cost, tokens (input, output and cache) and a deadline.
@@ -402,6 +405,7 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 		Now:            o.Now,
 		Inbox:          o.Inbox,
 		ContextHooks:   o.ContextHooks,
+		OnToolError:    o.OnToolError,
 		Compactor:      &contextpack.Compactor{Model: model, ContextWindow: info.ContextWindow, KeepRecent: o.KeepRecent},
 	})
 	if err != nil {
