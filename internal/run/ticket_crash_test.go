@@ -160,7 +160,7 @@ func TestResumeAfterCrashTickets(t *testing.T) {
 		t.Skip("re-executes the test binary")
 	}
 	points := []string{"hook:ticket-session", "write:3", "hook:ticket-intent", "hook:ticket-frozen", "hook:ticket-candidate",
-		"hook:ticket-review-artifact", "hook:ticket-verification-artifact"}
+		"hook:ticket-review-artifact", "hook:ticket-verification-artifact", "hook:ticket-start-t1", "hook:ticket-start-t2"}
 	if *crashAllPoints {
 		for n := 1; n <= 12; n++ {
 			points = append(points, "write:"+strconv.Itoa(n), "write:"+strconv.Itoa(n)+":after")
@@ -226,8 +226,17 @@ func checkTicketsOnce(t *testing.T, env Env, id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	starts := map[string]string{}
+	for _, tr := range rep.Tickets {
+		if tr.Accepted != nil {
+			starts[tr.Ticket] = tr.Accepted.Base // the ticket's start: t2's is t1's candidate
+		}
+	}
+	if starts["t2"] != rep.Tickets[0].Accepted.Candidate.Head {
+		t.Fatalf("t2 started from %s, not t1's accepted candidate %s", starts["t2"], rep.Tickets[0].Accepted.Candidate.Head)
+	}
 	for tk, n := range cands {
-		out, err := git(filepath.Join(env.Home, "worktrees", id, tk), "rev-list", "--count", "HEAD", "^"+rep.Tickets[0].Accepted.Base)
+		out, err := git(filepath.Join(env.Home, "worktrees", id, tk), "rev-list", "--count", "HEAD", "^"+starts[tk])
 		if err != nil {
 			t.Fatal(err)
 		}
