@@ -119,10 +119,10 @@ type ticketModels struct {
 	extraWriter string
 	// scenario, when set, replaces the whole scenario (workflow stages and writers).
 	scenario string
-	block       *regexp.Regexp
-	review      func(req string) string // nil: reviewAnswer with block
-	mu          sync.Mutex
-	see         func(kind string, req *llm.Request)
+	block    *regexp.Regexp
+	review   func(req string) string // nil: reviewAnswer with block
+	mu       sync.Mutex
+	see      func(kind string, req *llm.Request)
 }
 
 func (tm *ticketModels) model(string, ModelPolicy) (llm.Model, error) {
