@@ -151,7 +151,9 @@ func TestTicketLeaseOtherHost(t *testing.T) {
 
 // TestResumeAfterCrashTickets SIGKILLs Next at points inside the ticket stages — in the
 // writer's session, between its freeze intent and commit, after the commit, after the
-// candidate record, in the review, after the verification artifact — then resumes until the
+// candidate record, in the review, after the verification artifact, after a ticket's
+// ticket.start record and before its worktree (t1's; t2's, just after t1's acceptance) — then
+// resumes until the
 // run reaches Manual Integration: every ticket is accepted once, no candidate commit is made
 // twice (each worktree holds exactly its recorded candidates' commits), and settling again
 // changes nothing. -rein.crash.all adds every session write point.
