@@ -44,8 +44,9 @@ func newDemoDeliveryCmd(e *env) *cobra.Command {
 profile whose three roles are script models (the review model differs from the writer's), and
 takes one requirement through every stage of a delivery run with the same engine calls the
 rein run commands make: Research, Specification, the Spec Gate, Ticket Planning, the Ticket
-Plan Gate, two tickets (t2 depends on t1; t1's first candidate gets a blocking review and a
-second writer attempt), Manual Integration, Reconciliation, Final Checklist, Full Run
+Plan Gate, two tickets (t2 depends on t1, so its worktree starts from t1's accepted candidate
+and its test calls t1's Add; t1's first candidate gets a blocking review and a second writer
+attempt), Manual Integration, Reconciliation, Final Checklist, Full Run
 Verification, Run Acceptance and Delivery Ready. Verification is real go test. The gates are
 approved only with --yes; without it the demo stops at the Spec Gate (exit 4). It prints the
 run status, the artifacts with digests, the metrics, the branch diff and the audit, and exits

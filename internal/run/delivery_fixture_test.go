@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/reinhq/rein/internal/artifact"
@@ -68,25 +69,44 @@ type deliveryRun struct {
 	git      gitx.Runner
 	tickets  map[string]TicketAccepted
 	attempts map[string]int
+	deps     map[string][]string // the plan's dependsOn
 }
 
 // newDeliveryRun starts a run (verification: t2.txt must exist, and t1.txt is printed),
-// takes it through the Ticket Plan Gate and accepts t1 and t2 with the files given.
+// takes it through the Ticket Plan Gate and accepts t1 and t2 (t2 depends on t1) with the
+// files given.
 func newDeliveryRun(t *testing.T, files map[string]map[string]string) *deliveryRun {
 	t.Helper()
-	return newDeliveryRunVerified(t, files, map[string]Verification{
+	return newDeliveryRunVerified(t, files, defaultVerification())
+}
+
+// defaultVerification is the fixture's verification: t2.txt must exist, t1.txt is printed.
+func defaultVerification() map[string]Verification {
+	return map[string]Verification{
 		"files": {Argv: []string{"test", "-f", "t2.txt"}, Required: true},
 		"show":  {Argv: []string{"cat", "t1.txt"}, Required: true},
 		"never": {Argv: []string{"false"}},
-	})
+	}
+}
+
+// newIndependentDeliveryRun is newDeliveryRun with a plan where t2 depends on nothing.
+func newIndependentDeliveryRun(t *testing.T, files map[string]map[string]string) *deliveryRun {
+	t.Helper()
+	return newDeliveryRunPlan(t, files, strings.Replace(deliveryScenario, "dependsOn: [t1]", "dependsOn: []", 1), defaultVerification())
 }
 
 // newDeliveryRunVerified is newDeliveryRun with the profile's verification commands given.
 func newDeliveryRunVerified(t *testing.T, files map[string]map[string]string, verification map[string]Verification) *deliveryRun {
 	t.Helper()
+	return newDeliveryRunPlan(t, files, deliveryScenario, verification)
+}
+
+// newDeliveryRunPlan is newDeliveryRun with the script scenario and verification given.
+func newDeliveryRunPlan(t *testing.T, files map[string]map[string]string, scenario string, verification map[string]Verification) *deliveryRun {
+	t.Helper()
 	env, id := startRunWith(t, func(p *Profile) { p.Verification = verification })
 	env.Agents = testAgents(env.Home, func(string, ModelPolicy) (llm.Model, error) {
-		return script.Parse([]byte(deliveryScenario), "delivery.yaml")
+		return script.Parse([]byte(scenario), "delivery.yaml")
 	})
 	advanceTo(t, env, id, StageTicketPlanGate, nil)
 	approveOpenGate(t, env, id, GateTicketPlan)
@@ -94,7 +114,10 @@ func newDeliveryRunVerified(t *testing.T, files map[string]map[string]string, ve
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &deliveryRun{env: env, id: id, project: rep.Project, branch: rep.Branch, tickets: map[string]TicketAccepted{}, attempts: map[string]int{}}
+	d := &deliveryRun{env: env, id: id, project: rep.Project, branch: rep.Branch, tickets: map[string]TicketAccepted{}, attempts: map[string]int{}, deps: map[string][]string{}}
+	if strings.Contains(scenario, "dependsOn: [t1]") {
+		d.deps["t2"] = []string{"t1"}
+	}
 	d.repo, err = worktree.OpenRepo(context.Background(), d.project)
 	if err != nil {
 		t.Fatal(err)
@@ -114,8 +137,8 @@ func newDeliveryRunVerified(t *testing.T, files map[string]map[string]string, ve
 }
 
 // accept is a TEST FIXTURE standing in for the ticket loop (execution, review, verification,
-// acceptance): it makes the ticket's worktree from the run's base with the real worktree
-// package, writes files, freezes and seals the candidate, writes candidate, review and
+// acceptance): it makes the ticket's worktree from its start (the run's base, or the accepted
+// candidate it depends on) with the real worktree package, writes files, freezes and seals the candidate, writes candidate, review and
 // verification artifacts, and appends the ticket.accepted record through the run ledger API
 // the engine uses.
 func (d *deliveryRun) accept(t *testing.T, ticket string, files map[string]string, verified bool) {
@@ -123,14 +146,22 @@ func (d *deliveryRun) accept(t *testing.T, ticket string, files map[string]strin
 	ctx := context.Background()
 	d.attempts[ticket]++
 	n := d.attempts[ticket]
-	w, err := d.repo.Create(ctx, filepath.Join(d.env.Home, "worktrees", d.id, fmt.Sprintf("%s-%d", ticket, n)), d.branch, d.base)
+	spec := worktree.StartSpec{Run: d.id, Ticket: ticket, Base: d.base}
+	for _, dep := range d.deps[ticket] {
+		spec.Deps = append(spec.Deps, worktree.Dep{Ticket: dep, Commit: d.tickets[dep].Candidate.Head})
+	}
+	start, err := d.repo.Start(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := d.repo.CreateAt(ctx, filepath.Join(d.env.Home, "worktrees", d.id, fmt.Sprintf("%s-%d", ticket, n)), d.branch, d.base, start)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, content := range files {
 		write(t, filepath.Join(w.Dir, name), content)
 	}
-	f, err := w.Freeze(ctx, worktree.FreezeSpec{Run: d.id, Ticket: ticket, Attempt: fmt.Sprint(n), Parent: d.base})
+	f, err := w.Freeze(ctx, worktree.FreezeSpec{Run: d.id, Ticket: ticket, Attempt: fmt.Sprint(n), Parent: start})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +179,7 @@ func (d *deliveryRun) accept(t *testing.T, ticket string, files map[string]strin
 	}
 	cand := put("ticket-candidate-"+ticket, map[string]any{"ticket": ticket, "head": f.Head, "files": f.Files})
 	c := worktree.Seal(f, string(cand.Digest))
-	rec := TicketAccepted{Ticket: ticket, Attempt: n, Base: d.base,
+	rec := TicketAccepted{Ticket: ticket, Attempt: n, Base: start,
 		Candidate:    AcceptedCandidate{Digest: c.Digest, Head: c.Head, DiffDigest: c.DiffDigest, Artifact: cand},
 		Review:       put("ticket-review-"+ticket, map[string]any{"candidateDigest": c.Digest, "blockingFindings": []string{}, "conclusion": "ok"}),
 		Verification: put("ticket-verification-"+ticket, VerificationReport{Commit: c.Head, Commands: []CommandResult{}, Passed: verified}),

@@ -72,7 +72,7 @@ func TestDeliveryThroughRunGate(t *testing.T) {
 }
 
 func TestIntegrationConflictWaitsAndResumes(t *testing.T) {
-	d := newDeliveryRun(t, map[string]map[string]string{"t1": {"t1.txt": "one\n", "t2.txt": "from t1\n"}, "t2": {"t2.txt": "from t2\n"}})
+	d := newIndependentDeliveryRun(t, map[string]map[string]string{"t1": {"t1.txt": "one\n", "t2.txt": "from t1\n"}, "t2": {"t2.txt": "from t2\n"}})
 	refs := gitRun(t, d.project, "for-each-ref")
 	_, err := d.next(t)
 	var ce *ConflictError

@@ -215,6 +215,7 @@
 // must name a directory ([BlockTicketInvalid]). Every ticket record's kind starts "ticket.":
 //
 //	ticket.scheduled          [TicketSchedule]
+//	ticket.start              [TicketStart]: the commit its worktree starts from, and why
 //	ticket.lease              {ticket, pid, startTime, host, command, acquired, sessionId}
 //	ticket.lease.released     the same
 //	ticket.lease.reclaimed    the same with evidence: the owner proven dead
@@ -234,8 +235,12 @@
 // lease) is reclaimed and recorded, another host's blocks ([BlockTicketLeaseHeld], reported).
 //
 // A writer attempt is a fresh session of the writer role in the ticket's worktree
-// ($REIN_HOME/worktrees/<run>/<ticket>, made by worktree.Repo.Create from the base; later
-// attempts continue from the last candidate), request prefix [WriterRequestPrefix], with the
+// ($REIN_HOME/worktrees/<run>/<ticket>, made by worktree.Repo.CreateAt from the ticket's
+// start — worktree.Repo.Start of the base and the accepted candidates of the tickets it
+// depends on: the base, the one candidate's commit, or rein's deterministic merge of several;
+// recorded in ticket.start before the worktree is made and computed again on every reuse
+// ([BlockDependencyConflict], [BlockTicketStartMismatch]); the candidate's diff is from the
+// start; later attempts continue from the last candidate), request prefix [WriterRequestPrefix], with the
 // standard tools read, write, edit, grep, find, ls, the run_command tool (an approved
 // verification command by id through internal/command: fixed argv, scrubbed environment plus
 // [CommandEnv], no shell) and rein_ticket_candidate. The request carries the ticket, the

@@ -19,8 +19,9 @@ const (
 	BlockBranchMoved = "run_delivery_branch_moved"
 	// BlockBranchCheckedOut: the delivery branch is checked out, so rein cannot move it.
 	BlockBranchCheckedOut = "run_delivery_branch_checked_out"
-	// BlockTicketBase: an accepted ticket was made from a commit that is neither the run's
-	// base nor another accepted ticket's candidate.
+	// BlockTicketBase: an accepted ticket was made from another commit than its start: the
+	// run's base, the accepted candidate it depends on, or rein's merge of the several it
+	// depends on (ticket_start.go).
 	BlockTicketBase = "run_ticket_base_unknown"
 )
 
@@ -87,9 +88,10 @@ func (r *Run) conflictRecovery(c IntegrationConflict) []string {
 }
 
 // integrationSteps returns the approved plan's tickets in dependency order as integration
-// steps, with the run's base: the commit the first of them was made from. Every ticket of the
-// plan must be accepted. Blockers name tickets made from an unknown commit.
-func (r *Run) integrationSteps() (string, []worktree.Step, []Blocker, error) {
+// steps, with the run's base. Every ticket of the plan must be accepted. Blockers name
+// tickets made from another commit than their start (checkStarts: the base, the accepted
+// candidate they depend on, or rein's merge of several).
+func (r *Run) integrationSteps(ctx context.Context, repo *worktree.Repo) (string, []worktree.Step, []Blocker, error) {
 	_, plan, err := r.approvedPlan()
 	if err != nil {
 		return "", nil, nil, err
@@ -98,29 +100,37 @@ func (r *Run) integrationSteps() (string, []worktree.Step, []Blocker, error) {
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("the approved ticket plan: %w", err)
 	}
+	if len(order) == 0 {
+		return "", nil, nil, fmt.Errorf("%w: the approved ticket plan of run %s has no ticket", ErrNotRunnable, r.ID)
+	}
 	var steps []worktree.Step
-	heads := map[string]bool{}
 	for _, id := range order {
 		a, ok := r.Accepted[id]
 		if !ok {
 			return "", nil, nil, fmt.Errorf("%w: ticket %s of run %s has no accepted candidate; Manual Integration needs every ticket of the approved plan accepted", ErrNotRunnable, id, r.ID)
 		}
 		steps = append(steps, worktree.Step{Ticket: id, Commit: a.Candidate.Head, Candidate: a.Candidate.Digest})
-		heads[a.Candidate.Head] = true
 	}
-	if len(order) == 0 {
-		return "", nil, nil, fmt.Errorf("%w: the approved ticket plan of run %s has no ticket", ErrNotRunnable, r.ID)
+	base := r.runBase(order[0])
+	_, problems, err := r.checkStarts(ctx, repo, base)
+	if err != nil {
+		return "", nil, nil, err
 	}
-	base := r.Accepted[order[0]].Base
 	var bs []Blocker
-	for _, id := range order {
-		if b := r.Accepted[id].Base; b != base && !heads[b] {
-			bs = append(bs, Blocker{Code: BlockTicketBase, Stage: StageManualIntegration,
-				Detail:   fmt.Sprintf("ticket %s was made from commit %s, which is neither the run's base %s nor an accepted ticket's candidate", id, b, base),
-				Recovery: []string{"abort the run (rein run abort " + r.ID + ") and start a new one"}})
-		}
+	for _, p := range problems {
+		bs = append(bs, Blocker{Code: BlockTicketBase, Stage: StageManualIntegration, Detail: p,
+			Recovery: []string{"abort the run (rein run abort " + r.ID + ") and start a new one"}})
 	}
 	return base, steps, bs, nil
+}
+
+// runBase is the run's base: the schedule's, or (a run whose tickets were recorded without
+// one) the base of first, the first ticket in dependency order, which depends on none.
+func (r *Run) runBase(first string) string {
+	if s := r.Tickets.Schedule; s != nil {
+		return s.Base
+	}
+	return r.Accepted[first].Base
 }
 
 // runIntegration runs Manual Integration: the accepted tickets are merged onto the delivery
@@ -134,11 +144,11 @@ func (r *Run) runIntegration(ctx context.Context, env Env, l *ledger.Ledger, res
 		return fmt.Errorf("run %s has no requirement snapshot", r.ID)
 	}
 	branch := r.Snapshot.Branch
-	base, steps, bs, err := r.integrationSteps()
+	repo, err := worktree.OpenRepo(ctx, r.Project)
 	if err != nil {
 		return err
 	}
-	repo, err := worktree.OpenRepo(ctx, r.Project)
+	base, steps, bs, err := r.integrationSteps(ctx, repo)
 	if err != nil {
 		return err
 	}
@@ -192,7 +202,7 @@ func (r *Run) runIntegration(ctx context.Context, env Env, l *ledger.Ledger, res
 		return &BlockedError{RunID: r.ID, Blockers: bs}
 	}
 	env.crash("integrated")
-	rec, err := r.integrationRecord(ctx, g, n, base, from, in, resolved)
+	rec, err := r.integrationRecord(ctx, repo, n, base, from, in, resolved)
 	if err != nil {
 		return err
 	}
@@ -225,7 +235,8 @@ func (r *Run) branchMovedBlocker(stage, branch, want, got, what string) Blocker 
 // that holds its candidate (so a repeated integration after a crash, and a person's
 // resolution, name the commits as well as a fresh one). Only a person's resolution records
 // the other commits of Base..Head, as its own.
-func (r *Run) integrationRecord(ctx context.Context, g gitx.Runner, n int, base, from string, in worktree.Integration, resolved bool) (Integration, error) {
+func (r *Run) integrationRecord(ctx context.Context, repo *worktree.Repo, n int, base, from string, in worktree.Integration, resolved bool) (Integration, error) {
+	g := gitx.Runner{Dir: repo.Dir()}
 	rec := Integration{Attempt: n, Branch: in.Branch, Base: base, From: from, Head: in.Head, Merges: []IntegrationMerge{}, Resolution: []string{}}
 	line, err := g.Log(ctx, true, in.Head, base)
 	if err != nil {
@@ -246,7 +257,7 @@ func (r *Run) integrationRecord(ctx context.Context, g gitx.Runner, n int, base,
 	if !resolved {
 		return rec, nil // anything else on the branch is Reconciliation's to find, never blessed here
 	}
-	foreign, err := r.foreignCommits(ctx, g, base, in.Head, nil)
+	foreign, err := r.foreignCommits(ctx, repo, base, in.Head, nil)
 	if err != nil {
 		return rec, err
 	}

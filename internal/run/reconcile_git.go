@@ -30,12 +30,19 @@ const (
 const reinIdentity = "rein <rein@rein.invalid>"
 
 // foreignCommits returns the commits of base..head that the run does not account for: not in
-// any accepted ticket's base..candidate chain, not rein's merge commit of an accepted ticket
+// any accepted ticket's base..candidate chain (its base is its start: the run's base or the
+// accepted work it depends on), not a start merge rein made for a ticket with several
+// dependencies (computed again, checkStarts), not rein's merge commit of an accepted ticket
 // of this run (two parents, the second the candidate, trailers naming run, ticket and
 // candidate digest), and not in resolution.
-func (r *Run) foreignCommits(ctx context.Context, g gitx.Runner, base, head string, resolution []string) ([]gitx.Commit, error) {
+func (r *Run) foreignCommits(ctx context.Context, repo *worktree.Repo, base, head string, resolution []string) ([]gitx.Commit, error) {
+	g := gitx.Runner{Dir: repo.Dir()}
+	starts, _, err := r.checkStarts(ctx, repo, base)
+	if err != nil {
+		return nil, err
+	}
 	known := map[string]bool{}
-	for _, id := range resolution {
+	for _, id := range slices.Concat(resolution, starts) {
 		known[id] = true
 	}
 	byTicket := map[string]TicketAccepted{}
@@ -103,7 +110,15 @@ func (r *Run) reconcileGit(ctx context.Context, stage string) ([]Blocker, error)
 	for _, id := range slices.Sorted(maps.Keys(r.Accepted)) {
 		bs = append(bs, r.candidateBlockers(ctx, repo, g, stage, r.Accepted[id], head)...)
 	}
-	foreign, err := r.foreignCommits(ctx, g, in.Base, head, in.Resolution)
+	_, problems, err := r.checkStarts(ctx, repo, in.Base)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range problems {
+		bs = append(bs, Blocker{Code: BlockCandidateMismatch, Stage: stage, Detail: p,
+			Recovery: []string{"restore what changed (the run's artifacts, the repository's objects), " + r.recheck(), "abort the run (rein run abort " + r.ID + ")"}})
+	}
+	foreign, err := r.foreignCommits(ctx, repo, in.Base, head, in.Resolution)
 	if err != nil {
 		return nil, err
 	}

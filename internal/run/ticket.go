@@ -157,6 +157,8 @@ type ticketRun struct {
 	Candidates    []CandidateRecord
 	Verifications []TicketVerification
 	Accepted      *TicketAccepted
+	// Start is the ticket's recorded start commit (ticket.start, ticket_start.go).
+	Start *TicketStart
 	// Lease is the ticket's lease not yet released; OpenWriter and OpenReview the attempts
 	// started and not settled; Intent the last freeze intent.
 	Lease                  *ticketLeaseBody
@@ -255,6 +257,8 @@ func (r *Run) applyTicket(rec ledger.Record) error {
 		}
 		t := ts.get(b.Ticket)
 		t.Verifications = append(t.Verifications, b)
+	case KindTicketStart:
+		return ts.applyTicketStart(rec.Body)
 	case KindTicketAccepted:
 		var b TicketAccepted
 		if err := dec(&b); err != nil {

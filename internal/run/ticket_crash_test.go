@@ -151,7 +151,9 @@ func TestTicketLeaseOtherHost(t *testing.T) {
 
 // TestResumeAfterCrashTickets SIGKILLs Next at points inside the ticket stages — in the
 // writer's session, between its freeze intent and commit, after the commit, after the
-// candidate record, in the review, after the verification artifact — then resumes until the
+// candidate record, in the review, after the verification artifact, after a ticket's
+// ticket.start record and before its worktree (t1's; t2's, just after t1's acceptance) — then
+// resumes until the
 // run reaches Manual Integration: every ticket is accepted once, no candidate commit is made
 // twice (each worktree holds exactly its recorded candidates' commits), and settling again
 // changes nothing. -rein.crash.all adds every session write point.
@@ -160,7 +162,7 @@ func TestResumeAfterCrashTickets(t *testing.T) {
 		t.Skip("re-executes the test binary")
 	}
 	points := []string{"hook:ticket-session", "write:3", "hook:ticket-intent", "hook:ticket-frozen", "hook:ticket-candidate",
-		"hook:ticket-review-artifact", "hook:ticket-verification-artifact"}
+		"hook:ticket-review-artifact", "hook:ticket-verification-artifact", "hook:ticket-start-t1", "hook:ticket-start-t2"}
 	if *crashAllPoints {
 		for n := 1; n <= 12; n++ {
 			points = append(points, "write:"+strconv.Itoa(n), "write:"+strconv.Itoa(n)+":after")
@@ -226,8 +228,17 @@ func checkTicketsOnce(t *testing.T, env Env, id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	starts := map[string]string{}
+	for _, tr := range rep.Tickets {
+		if tr.Accepted != nil {
+			starts[tr.Ticket] = tr.Accepted.Base // the ticket's start: t2's is t1's candidate
+		}
+	}
+	if starts["t2"] != rep.Tickets[0].Accepted.Candidate.Head {
+		t.Fatalf("t2 started from %s, not t1's accepted candidate %s", starts["t2"], rep.Tickets[0].Accepted.Candidate.Head)
+	}
 	for tk, n := range cands {
-		out, err := git(filepath.Join(env.Home, "worktrees", id, tk), "rev-list", "--count", "HEAD", "^"+rep.Tickets[0].Accepted.Base)
+		out, err := git(filepath.Join(env.Home, "worktrees", id, tk), "rev-list", "--count", "HEAD", "^"+starts[tk])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -75,7 +75,7 @@ func (r *Run) writerEvidence(ctx context.Context, env Env, l *ledger.Ledger, t *
 	if err != nil {
 		return a, err
 	}
-	wt, err := repo.Open(ctx, r.ticketDir(env, t.ID), r.Tickets.Schedule.Base)
+	wt, err := repo.Open(ctx, r.ticketDir(env, t.ID), t.start(r.Tickets.Schedule.Base))
 	if err != nil {
 		return a, r.unknownTicket(l, t, w, "the worktree cannot be opened: "+err.Error())
 	}
@@ -110,11 +110,14 @@ func (r *Run) checkUnfrozen(ctx context.Context, env Env, l *ledger.Ledger, t *t
 	if err != nil {
 		return err
 	}
-	wt, err := repo.Open(ctx, r.ticketDir(env, t.ID), r.Tickets.Schedule.Base)
+	wt, err := repo.Open(ctx, r.ticketDir(env, t.ID), t.start(r.Tickets.Schedule.Base))
 	if err != nil {
 		var we *worktree.Error
-		if errors.As(err, &we) && we.Code == worktree.CodeNotWorktree && w.Parent == r.Tickets.Schedule.Base {
+		if errors.As(err, &we) && we.Code == worktree.CodeNotWorktree && w.Parent == t.start(r.Tickets.Schedule.Base) {
 			return nil // the worktree was never made: nothing can have been frozen
+		}
+		if errors.As(err, &we) && we.Code == worktree.CodeStartMismatch {
+			return r.unknownTicket(l, t, w, err.Error())
 		}
 		return err
 	}

@@ -212,7 +212,7 @@ func (r *Run) reviewRequest(ctx context.Context, tk contract.Ticket, c *Candidat
 	b.WriteString("## Ticket contract (approved)\n\n" + fence(jsonText(tk)) + "\n")
 	b.WriteString("## Specification sections it covers\n\n" + fence(jsonText(coveredSections(spec, tk))) + "\n")
 	fmt.Fprintf(&b, "## Frozen candidate identity\n\n- candidate digest: %s\n- HEAD: %s\n- change digest: %s\n- writer attempt: %d\n\n", c.Digest, c.Head, c.DiffDigest, c.Attempt)
-	fmt.Fprintf(&b, "## Candidate git state\n\n- base: %s\n- parent: %s\n- HEAD: %s (clean worktree, verified before this review)\n- files changed from the base: %s\n\n", c.Base, c.Parent, c.Head, strings.Join(c.Files, ", "))
+	fmt.Fprintf(&b, "## Candidate git state\n\n- base: %s (%s)\n- parent: %s\n- HEAD: %s (clean worktree, verified before this review)\n- files changed from the base: %s\n\n", c.Base, r.startNote(tk.ID), c.Parent, c.Head, strings.Join(c.Files, ", "))
 	b.WriteString("## Candidate diff\n\n" + fence(string(diff)) + cut + "\n")
 	b.WriteString("## Writer verification provenance\n\nrein ran these approved commands in the writer's worktree before freezing:\n\n")
 	for _, v := range c.Verification {

@@ -62,7 +62,7 @@ dialogs:
 `
 
 // writerScenario: t1's first attempt has no test (its review blocks), its second adds one;
-// t2 is done at once. The writers' prose carries the canary.
+// t2 is done at once, with t1's Add (it compiles only in a worktree that holds t1's work). The writers' prose carries the canary.
 const writerScenario = `
   - match: 'ticket t1, attempt 1\.'
     turns:
@@ -89,7 +89,7 @@ const writerScenario = `
       - text: ` + writerCanary + ` writing Sub.
         calls:
           - name: write
-            args: {path: sub.go, content: "package x\n\n// Sub subtracts.\nfunc Sub(a, b int) int { return a - b }\n"}
+            args: {path: sub.go, content: "package x\n\n// Sub subtracts, with t1's Add.\nfunc Sub(a, b int) int { return Add(a, -b) }\n"}
       - calls:
           - name: rein_ticket_candidate
             args: {ticketId: t2, summary: Adds Sub.}
@@ -117,14 +117,20 @@ func reviewAnswer(req string, block *regexp.Regexp) string {
 // from the request (extra dialogs go before the writer's); see sees every request.
 type ticketModels struct {
 	extraWriter string
-	block       *regexp.Regexp
-	review      func(req string) string // nil: reviewAnswer with block
-	mu          sync.Mutex
-	see         func(kind string, req *llm.Request)
+	// scenario, when set, replaces the whole scenario (workflow stages and writers).
+	scenario string
+	block    *regexp.Regexp
+	review   func(req string) string // nil: reviewAnswer with block
+	mu       sync.Mutex
+	see      func(kind string, req *llm.Request)
 }
 
 func (tm *ticketModels) model(string, ModelPolicy) (llm.Model, error) {
-	m, err := script.Parse([]byte(ticketPlanScenario+tm.extraWriter+writerScenario), "scenario.yaml")
+	sc := ticketPlanScenario + tm.extraWriter + writerScenario
+	if tm.scenario != "" {
+		sc = tm.scenario
+	}
+	m, err := script.Parse([]byte(sc), "scenario.yaml")
 	if err != nil {
 		return nil, err
 	}
@@ -290,6 +296,72 @@ func TestTicketsDeliver(t *testing.T) {
 	// Status shows each ticket accepted.
 	if len(rep.Tickets) != 2 || rep.Tickets[0].State != "accepted" {
 		t.Fatalf("status tickets = %+v", rep.Tickets)
+	}
+	checkT2StackedOnT1(t, env, id, reviews)
+}
+
+// checkT2StackedOnT1: t2 (dependsOn t1) started from t1's accepted candidate, recorded in
+// ticket.start; its worktree holds t1's add.go (its Sub calls Add, and go test passed in it);
+// its candidate, and the diff its review saw, are only its own change.
+func checkT2StackedOnT1(t *testing.T, env Env, id string, reviews []string) {
+	t.Helper()
+	acc := map[string]TicketAccepted{}
+	for _, raw := range ticketRecords(t, env, id, KindTicketAccepted) {
+		var a TicketAccepted
+		if err := json.Unmarshal(raw, &a); err != nil {
+			t.Fatal(err)
+		}
+		acc[a.Ticket] = a
+	}
+	starts := map[string]TicketStart{}
+	for _, raw := range ticketRecords(t, env, id, KindTicketStart) {
+		var s TicketStart
+		if err := strictDecode(raw, &s); err != nil {
+			t.Fatal(err)
+		}
+		if _, dup := starts[s.Ticket]; dup {
+			t.Fatalf("two ticket.start records for %s", s.Ticket)
+		}
+		starts[s.Ticket] = s
+	}
+	t1, t2 := acc["t1"], acc["t2"]
+	if s := starts["t1"]; s.Start != t1.Base || s.Base != t1.Base || len(s.DependsOn) != 0 {
+		t.Errorf("t1's start = %+v, want the run's base %s", s, t1.Base)
+	}
+	if s := starts["t2"]; s.Start != t1.Candidate.Head || s.Base != t1.Base || len(s.DependsOn) != 1 || s.DependsOn[0] != (StartDep{Ticket: "t1", Commit: t1.Candidate.Head}) {
+		t.Errorf("t2's start = %+v, want t1's accepted candidate %s", s, t1.Candidate.Head)
+	}
+	if t2.Base != t1.Candidate.Head {
+		t.Fatalf("t2 was accepted from base %s, not t1's candidate %s", t2.Base, t1.Candidate.Head)
+	}
+	wt2 := filepath.Join(env.Home, "worktrees", id, "t2")
+	if data, err := os.ReadFile(filepath.Join(wt2, "add.go")); err != nil || !strings.Contains(string(data), "func Add") {
+		t.Errorf("t2's worktree lacks t1's add.go: %v", err)
+	}
+	var c2 CandidateRecord
+	for _, raw := range ticketRecords(t, env, id, KindTicketCandidate) {
+		if err := json.Unmarshal(raw, &c2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c2.Ticket != "t2" || strings.Join(c2.Files, ",") != "sub.go" || c2.Base != t1.Candidate.Head || c2.Parent != t1.Candidate.Head {
+		t.Errorf("t2's candidate = %+v, want only sub.go over t1's candidate", c2)
+	}
+	seen := false
+	for _, rv := range reviews {
+		if !strings.Contains(rv, "ticket t2, review attempt") {
+			continue
+		}
+		seen = true
+		if strings.Contains(rv, "b/add.go") || strings.Contains(rv, "b/add_test.go") || !strings.Contains(rv, "b/sub.go") {
+			t.Errorf("t2's review diff is not t2's own change")
+		}
+		if !strings.Contains(rv, "the accepted work of t1") {
+			t.Errorf("t2's review request does not say its base holds t1's accepted work")
+		}
+	}
+	if !seen {
+		t.Error("no review request of t2")
 	}
 }
 

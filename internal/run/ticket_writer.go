@@ -69,24 +69,33 @@ func (r *Run) writeTicketArtifact(ticket, id, name string, data []byte) (artifac
 	return ref, writeImmutable(filepath.Join(r.Project, filepath.FromSlash(rel)), data)
 }
 
-// openTicketWorktree returns the ticket's worktree: made from the base for its first
-// attempt, opened at its last candidate otherwise.
-func (r *Run) openTicketWorktree(ctx context.Context, env Env, l *ledger.Ledger, t *ticketRun) (*worktree.Repo, *worktree.Worktree, error) {
+// openTicketWorktree returns the ticket's worktree: made from its start commit (ticketStart:
+// the run's base, or the accepted work it depends on) for its first attempt, opened at its
+// last candidate otherwise.
+func (r *Run) openTicketWorktree(ctx context.Context, env Env, l *ledger.Ledger, tk contract.Ticket, t *ticketRun) (*worktree.Repo, *worktree.Worktree, error) {
 	s := r.Tickets.Schedule
 	repo, err := worktree.OpenRepo(ctx, r.Project)
 	if err != nil {
 		return nil, nil, err
 	}
 	dir := r.ticketDir(env, t.ID)
+	start := t.start(s.Base)
 	var wt *worktree.Worktree
 	if t.lastCandidate() == nil {
-		wt, err = repo.Create(ctx, dir, s.Branch, s.Base)
+		if start, err = r.ticketStart(ctx, env, l, repo, tk, t); err != nil {
+			return nil, nil, err
+		}
+		wt, err = repo.CreateAt(ctx, dir, s.Branch, s.Base, start)
 	} else {
-		wt, err = repo.Open(ctx, dir, s.Base)
+		wt, err = repo.Open(ctx, dir, start)
 	}
-	if code, ok := worktree.CodeOf(err); ok && (code == worktree.CodeBaseMoved || code == worktree.CodeHeadMismatch || code == worktree.CodeNotWorktree) {
+	code, ok := worktree.CodeOf(err)
+	if ok && code == worktree.CodeStartMismatch {
+		return nil, nil, r.recordBlocker(l, *r.startMismatch(StageTicketExecution, t.ID, err.Error()))
+	}
+	if ok && (code == worktree.CodeBaseMoved || code == worktree.CodeHeadMismatch || code == worktree.CodeNotWorktree) {
 		return nil, nil, r.recordBlocker(l, Blocker{Code: BlockBaseDrift, Stage: StageTicketExecution,
-			Detail: fmt.Sprintf("ticket %s's worktree cannot be made from the recorded base %s: %v", t.ID, s.Base, err),
+			Detail: fmt.Sprintf("ticket %s's worktree cannot be made from the recorded base %s (start %s): %v", t.ID, s.Base, start, err),
 			Recovery: []string{fmt.Sprintf("put branch %s back at %s (git update-ref refs/heads/%s %s) or restore the worktree %s", s.Branch, s.Base, s.Branch, s.Base, dir),
 				"abort the run (rein run abort " + r.ID + ") and start a new one from the current commit"}})
 	}
@@ -116,11 +125,11 @@ func (t *ticketRun) writerInputs() []artifact.Reference {
 func (r *Run) writerAttempt(ctx context.Context, env Env, l *ledger.Ledger, tk contract.Ticket, t *ticketRun, n int) error {
 	pol := r.Lock.Models[RoleWriter]
 	left := r.budgetLeft(RoleWriter, pol)
-	_, wt, err := r.openTicketWorktree(ctx, env, l, t)
+	_, wt, err := r.openTicketWorktree(ctx, env, l, tk, t)
 	if err != nil {
 		return err
 	}
-	parent := r.Tickets.Schedule.Base
+	parent := wt.Base
 	if c := t.lastCandidate(); c != nil {
 		parent = c.Head
 	}
@@ -323,7 +332,7 @@ func (f *freezer) freeze(ctx context.Context, acc *contract.Accepted) (contract.
 		return contract.Frozen{}, contract.CandidateRefusal(contract.CodeCandidateVerificationFailed, "(root)",
 			"verification failed when rein ran it; fix the work and submit again:\n%s", strings.Join(failed, "\n"))
 	}
-	body := candidateBody{Ticket: t.ID, Attempt: f.n, Base: r.Tickets.Schedule.Base, Parent: f.parent, Files: changes,
+	body := candidateBody{Ticket: t.ID, Attempt: f.n, Base: f.wt.Base, Parent: f.parent, Files: changes,
 		Summary: acc.TicketCandidate.Summary, Session: f.sid, Model: t.OpenWriter.Model, Verification: runs}
 	data := renderStageArtifact(r.ID, "candidate", "Ticket candidate "+t.ID, StageTicketExecution, f.n, f.env.now(), body)
 	ref, err := r.writeTicketArtifact(t.ID, "candidate", fmt.Sprintf("candidate-%d", f.n), data)

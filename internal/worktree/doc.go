@@ -8,12 +8,19 @@
 //
 // # Worktrees
 //
-// [Repo.Create] makes (or reuses) the ticket worktree at a directory the caller chooses
-// ($REIN_HOME/worktrees/<run>/<ticket>) from base, which must be where the delivery branch
-// points ([CodeBaseMoved] otherwise: drift). It is idempotent and safe to repeat after a
-// crash: a worktree already at base is reused as it is (uncommitted work included; the
-// caller reads [Worktree.Changes]); one at another HEAD is [CodeHeadMismatch] and is never
-// reset; one whose `git worktree add` was interrupted (git's "initializing" lock) or whose
+// [Repo.Start] computes the commit a ticket's worktree starts from, holding exactly the
+// accepted work it depends on: the run's base without dependencies, the accepted commit of
+// one, or a merge commit of several (merge-tree from objects alone, rein's identity, dated
+// at its latest parent: the same dependencies give the same id, so a recorded start can be
+// computed again); dependencies that do not merge are [CodeDependencyConflict] naming the
+// tickets and files, and change nothing. [Repo.CreateAt] makes (or reuses) the ticket
+// worktree at a directory the caller chooses ($REIN_HOME/worktrees/<run>/<ticket>) from
+// that start, with base where the delivery branch must point ([CodeBaseMoved] otherwise:
+// drift; [Repo.Create] is CreateAt from base itself). It is idempotent and safe to repeat
+// after a crash: a worktree already at its start is reused as it is (uncommitted work
+// included; the caller reads [Worktree.Changes]); one at another HEAD is [CodeHeadMismatch]
+// and is never reset; [Repo.Open] refuses a worktree whose HEAD does not descend from the
+// start it is opened with ([CodeStartMismatch]); one whose `git worktree add` was interrupted (git's "initializing" lock) or whose
 // directory vanished is made again; a directory that is not a worktree of the repository is
 // [CodeNotWorktree] and is neither used nor deleted. Worktrees are detached: no branch per
 // ticket; each worktree's HEAD keeps its commits from garbage collection until integration
@@ -30,7 +37,8 @@
 // base, or the previous attempt's candidate); when HEAD already is this attempt's candidate
 // and the worktree is clean (a freeze that crashed before the caller recorded it) the same
 // commit is returned: no second commit. The [Frozen] result names the commit, the changed
-// files and the diff digest: "sha256:" and the sha256 of [Worktree.Diff] from the base, a
+// files and the diff digest: "sha256:" and the sha256 of [Worktree.Diff] from the base (the
+// worktree's start, so a dependent ticket's diff is only its own change), a
 // patch whose every text-changing option is fixed (full ids, binary, no renames, myers, a/
 // and b/ prefixes). [Seal] binds it to the candidate artifact's digest; the candidate digest
 // ([CandidateDigest]) is the sha256 of "rein-candidate/1", HEAD, the diff digest and the

@@ -34,6 +34,13 @@ const (
 	CodeBranchCheckedOut Code = "worktree_branch_checked_out"
 	// CodeBranchExists: the branch to create exists at another commit.
 	CodeBranchExists Code = "worktree_branch_exists"
+	// CodeStartMismatch: a ticket worktree's HEAD does not descend from the start commit the
+	// caller recorded for it, or a start commit (or a dependency's commit) does not descend
+	// from the run's base.
+	CodeStartMismatch Code = "worktree_start_mismatch"
+	// CodeDependencyConflict: the accepted commits a ticket depends on do not merge cleanly,
+	// so there is no commit it could start from.
+	CodeDependencyConflict Code = "worktree_dependency_conflict"
 )
 
 // Error is a refused worktree operation: a stable code and the data that explains it.
@@ -46,6 +53,8 @@ type Error struct {
 	// Files are the paths concerned (conflicting files, changed files), slash-separated,
 	// relative to the worktree.
 	Files []string
+	// Tickets are the tickets concerned (the dependencies that conflict).
+	Tickets []string
 	// Detail says what was found and what to do.
 	Detail string
 }
@@ -55,6 +64,9 @@ func (e *Error) Error() string {
 	fmt.Fprintf(&b, "%s: %s", e.Code, e.Dir)
 	if e.Want != "" || e.Got != "" {
 		fmt.Fprintf(&b, " (want %s, found %s)", short(e.Want), short(e.Got))
+	}
+	if len(e.Tickets) > 0 {
+		fmt.Fprintf(&b, " tickets %s", strings.Join(e.Tickets, ", "))
 	}
 	if len(e.Files) > 0 {
 		shown := e.Files
@@ -78,7 +90,7 @@ func (e *Error) Error() string {
 // errors.Is(err, &Error{Code: c}) works.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	return ok && t.Code == e.Code && t.Dir == "" && t.Want == "" && t.Got == "" && t.Files == nil && t.Detail == ""
+	return ok && t.Code == e.Code && t.Dir == "" && t.Want == "" && t.Got == "" && t.Files == nil && t.Tickets == nil && t.Detail == ""
 }
 
 // CodeOf returns the code of the first *Error in err's chain.

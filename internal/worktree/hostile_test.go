@@ -49,6 +49,29 @@ func TestHostileRepositoryRunsNothing(t *testing.T) {
 	step("diff", err)
 	_, err = repo.Checkout(ctx, filepath.Join(home, "verify"), f1.Head)
 	step("verification checkout", err)
+	// A ticket depending on t1 starts at its commit; one depending on both needs a merge of
+	// notes.txt, whose driver is emptied: Start fails, and nothing runs either way.
+	start, err := repo.Start(ctx, worktree.StartSpec{Run: "run-1", Ticket: "t3", Base: base, Deps: []worktree.Dep{{Ticket: "t1", Commit: f1.Head}}})
+	step("start from one dependency", err)
+	_, err = repo.CreateAt(ctx, filepath.Join(home, "t3"), delivery, base, start)
+	step("create a worktree from a start (checkout, smudge, post-checkout)", err)
+	_, err = repo.Start(ctx, worktree.StartSpec{Run: "run-1", Ticket: "t4", Base: base, Deps: []worktree.Dep{{Ticket: "t1", Commit: f1.Head}, {Ticket: "t2", Commit: f2.Head}}})
+	h.AssertNothingRan(t, "start from two dependencies changing one file (merge driver)")
+	if err == nil {
+		t.Error("a start merge over an emptied merge driver succeeded")
+	}
+	// A start merge of two tickets changing different files writes its commit (hash-object,
+	// no filters) and runs nothing.
+	w5, err := repo.Create(ctx, filepath.Join(home, "t5"), delivery, base)
+	step("create a third worktree", err)
+	write(t, w5.Dir, map[string]string{"other.txt": "other\n"})
+	f5, err := w5.Freeze(ctx, worktree.FreezeSpec{Run: "run-1", Ticket: "t5", Attempt: "1", Parent: base})
+	step("freeze a third ticket", err)
+	merged, err := repo.Start(ctx, worktree.StartSpec{Run: "run-1", Ticket: "t6", Base: base, Deps: []worktree.Dep{{Ticket: "t1", Commit: f1.Head}, {Ticket: "t5", Commit: f5.Head}}})
+	step("start merge of two dependencies (merge-tree, hash-object)", err)
+	if merged == f1.Head || merged == f5.Head || merged == "" {
+		t.Errorf("start of two dependencies = %q", merged)
+	}
 	// Both tickets change notes.txt, whose merge attribute names the repository's driver:
 	// with the driver emptied git fails (it does not fall back to its own merge), and the
 	// branch stays where it was.

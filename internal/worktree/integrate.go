@@ -112,25 +112,16 @@ func (r *Repo) mergeStep(ctx context.Context, run, branch, tip string, s Step) (
 	if on {
 		return Merge{Step: s}, nil
 	}
-	res, err := r.git.Run(ctx, "merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", "--end-of-options", tip, s.Commit)
-	if ge, ok := errors.AsType[*gitx.Error](err); ok && ge.ExitCode == 1 {
-		fields := gitx.SplitNUL(res)
-		var files []string
-		if len(fields) > 1 {
-			files = fields[1:]
-		}
-		if i := slices.Index(files, ""); i >= 0 {
-			files = files[:i]
-		}
-		return Merge{}, &Error{Code: CodeMergeConflict, Dir: branch, Want: s.Commit, Got: tip, Files: files,
-			Detail: fmt.Sprintf("ticket %s does not merge cleanly onto the delivery branch; the branch and every checkout are unchanged", s.Ticket)}
-	}
+	tree, conflicts, err := r.mergeTree(ctx, tip, s.Commit)
 	if err != nil {
 		return Merge{}, fmt.Errorf("worktree: merging ticket %s (%s) onto %s: %w", s.Ticket, short(s.Commit), short(tip), err)
 	}
-	tree, _, _ := strings.Cut(string(res), "\x00")
+	if conflicts != nil {
+		return Merge{}, &Error{Code: CodeMergeConflict, Dir: branch, Want: s.Commit, Got: tip, Files: conflicts,
+			Detail: fmt.Sprintf("ticket %s does not merge cleanly onto the delivery branch; the branch and every checkout are unchanged", s.Ticket)}
+	}
 	msg := fmt.Sprintf("rein: integrate ticket %s of run %s\n\nRein-Run: %s\nRein-Ticket: %s\nRein-Candidate: %s\n", s.Ticket, run, run, s.Ticket, s.Candidate)
-	args := slices.Concat(identity, []string{"commit-tree", "-p", tip, "-p", s.Commit, "-m", msg, "--end-of-options", strings.TrimSpace(tree)})
+	args := slices.Concat(identity, []string{"commit-tree", "-p", tip, "-p", s.Commit, "-m", msg, "--end-of-options", tree})
 	merge, err := r.git.Output(ctx, args...)
 	if err != nil {
 		return Merge{}, fmt.Errorf("worktree: writing the merge commit of ticket %s: %w", s.Ticket, err)
@@ -161,4 +152,27 @@ func (r *Repo) notCheckedOut(ctx context.Context, branch string) error {
 		}
 	}
 	return nil
+}
+
+// mergeTree merges commits a and b from objects alone (git merge-tree --write-tree: no work
+// tree or index is written) and returns the merged tree; conflicts, when the merge does not
+// come out clean, lists the conflicting files (never nil then) and tree is "".
+func (r *Repo) mergeTree(ctx context.Context, a, b string) (tree string, conflicts []string, err error) {
+	res, err := r.git.Run(ctx, "merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", "--end-of-options", a, b)
+	if ge, ok := errors.AsType[*gitx.Error](err); ok && ge.ExitCode == 1 {
+		fields := gitx.SplitNUL(res)
+		files := []string{}
+		if len(fields) > 1 {
+			files = fields[1:]
+		}
+		if i := slices.Index(files, ""); i >= 0 {
+			files = files[:i]
+		}
+		return "", files, nil
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	t, _, _ := strings.Cut(string(res), "\x00")
+	return strings.TrimSpace(t), nil, nil
 }

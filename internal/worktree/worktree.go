@@ -26,21 +26,39 @@ func (r *Repo) handle(dir, base string) *Worktree {
 	return &Worktree{Dir: canon(dir), Base: base, git: gitx.Runner{Dir: canon(dir)}}
 }
 
-// Create returns the ticket worktree at dir, made from base, the commit the caller recorded
-// for the delivery branch. It is idempotent and safe to repeat after a crash:
+// Create returns the ticket worktree at dir made from base, the commit the caller recorded
+// for the delivery branch: CreateAt with base as the start.
+func (r *Repo) Create(ctx context.Context, dir, branch, base string) (*Worktree, error) {
+	return r.CreateAt(ctx, dir, branch, base, base)
+}
+
+// CreateAt returns the ticket worktree at dir, made from start: the ticket's start commit
+// ([Repo.Start]), which is base — the commit the caller recorded for the delivery branch — or
+// a descendant of it ([CodeStartMismatch] otherwise). It is idempotent and safe to repeat
+// after a crash:
 //
 //   - no worktree at dir: the branch must point at base ([CodeBaseMoved] otherwise: drift),
-//     and a detached worktree of base is made there (its parent directories too);
-//   - a worktree at dir whose HEAD is base: it is reused as it is, uncommitted changes
+//     and a detached worktree of start is made there (its parent directories too);
+//   - a worktree at dir whose HEAD is start: it is reused as it is, uncommitted changes
 //     included ([Worktree.Changes] tells);
 //   - a worktree at dir at another HEAD: [CodeHeadMismatch], never reset;
 //   - a worktree whose creation was interrupted (git's "initializing" lock): removed and made
 //     again;
 //   - a directory at dir that is no worktree of the repository: [CodeNotWorktree] unless it
 //     is empty.
-func (r *Repo) Create(ctx context.Context, dir, branch, base string) (*Worktree, error) {
+//
+// The worktree's Base is start: its candidates' diffs are from there.
+func (r *Repo) CreateAt(ctx context.Context, dir, branch, base, start string) (*Worktree, error) {
 	if err := r.isCommit(ctx, base); err != nil {
 		return nil, err
+	}
+	if start != base {
+		if err := r.isCommit(ctx, start); err != nil {
+			return nil, err
+		}
+		if err := r.descends(ctx, base, start, "the ticket's start commit"); err != nil {
+			return nil, err
+		}
 	}
 	e, err := r.entry(ctx, dir)
 	if err != nil {
@@ -53,11 +71,11 @@ func (r *Repo) Create(ctx context.Context, dir, branch, base string) (*Worktree,
 		e = nil
 	}
 	if e != nil && !e.Prunable {
-		if e.Head != base {
-			return nil, &Error{Code: CodeHeadMismatch, Dir: e.Dir, Want: base, Got: e.Head,
-				Detail: "the ticket worktree exists at another commit; it is left as it is: open it as a frozen candidate or remove it"}
+		if e.Head != start {
+			return nil, &Error{Code: CodeHeadMismatch, Dir: e.Dir, Want: start, Got: e.Head,
+				Detail: "the ticket worktree exists at another commit than its start; it is left as it is: open it as a frozen candidate or remove it"}
 		}
-		return r.handle(dir, base), nil
+		return r.handle(dir, start), nil
 	}
 	head, ok, err := r.BranchHead(ctx, branch)
 	if err != nil {
@@ -67,14 +85,17 @@ func (r *Repo) Create(ctx context.Context, dir, branch, base string) (*Worktree,
 		return nil, &Error{Code: CodeBaseMoved, Dir: branch, Want: base, Got: head,
 			Detail: "the delivery branch is not at the recorded base commit; the run drifted"}
 	}
-	if err := r.add(ctx, dir, base, e != nil); err != nil {
+	if err := r.add(ctx, dir, start, e != nil); err != nil {
 		return nil, err
 	}
-	return r.handle(dir, base), nil
+	return r.handle(dir, start), nil
 }
 
-// Open returns the registered worktree at dir, whatever its HEAD, with base the commit the
-// caller recorded it was made from. A directory that is not registered is [CodeNotWorktree].
+// Open returns the registered worktree at dir, with base the commit the caller recorded it
+// was made from (its start): HEAD may be any commit that descends from it (a candidate, a
+// later attempt's), and one that does not is [CodeStartMismatch] — that worktree was not made
+// from the recorded start, so nothing in it is used. A directory that is not registered is
+// [CodeNotWorktree].
 func (r *Repo) Open(ctx context.Context, dir, base string) (*Worktree, error) {
 	e, err := r.entry(ctx, dir)
 	if err != nil {
@@ -82,6 +103,14 @@ func (r *Repo) Open(ctx context.Context, dir, base string) (*Worktree, error) {
 	}
 	if e == nil || e.Prunable || (e.Locked && e.LockReason == initializing) {
 		return nil, &Error{Code: CodeNotWorktree, Dir: dir, Detail: "no complete worktree of " + r.git.Dir + " is there"}
+	}
+	on, err := r.git.IsAncestor(ctx, base, e.Head)
+	if err != nil {
+		return nil, fmt.Errorf("worktree: is %s on %s's HEAD: %w", short(base), e.Dir, err)
+	}
+	if !on {
+		return nil, &Error{Code: CodeStartMismatch, Dir: e.Dir, Want: base, Got: e.Head,
+			Detail: "the worktree's HEAD does not descend from the commit it was recorded to start from; it is left as it is"}
 	}
 	return r.handle(dir, base), nil
 }
