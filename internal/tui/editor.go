@@ -79,7 +79,9 @@ func (m *Model) openEditor() tea.Cmd {
 }
 
 // edited takes the editor's text into the input; after a failure the input stays as it was.
-func (m *Model) edited(e editedMsg) {
+// The screen is drawn again from scratch: bubbletea resumes its renderer where it was, but
+// the editor has moved the cursor, and later relative moves would land off by as much.
+func (m *Model) edited(e editedMsg) tea.Cmd {
 	data, err := os.ReadFile(e.path)
 	_ = os.Remove(e.path)
 	switch {
@@ -90,4 +92,5 @@ func (m *Model) edited(e editedMsg) {
 	default:
 		m.input.SetValue(strings.TrimRight(string(data), "\n"))
 	}
+	return tea.ClearScreen
 }

@@ -199,7 +199,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case compactedMsg:
 		m.compacted(msg)
 	case editedMsg:
-		m.edited(msg)
+		cmds = append(cmds, m.edited(msg))
 	default:
 		var c tea.Cmd
 		m.input, c = m.input.Update(msg)
