@@ -42,7 +42,7 @@ func runUI(e *env, o *runOptions) error {
 	defer flush()
 	out := e.stdout.(*os.File) // wantsUI checked it
 	w, h, _ := term.GetSize(int(out.Fd()))
-	opts := tui.Options{Color: e.getenv("NO_COLOR") == "", Dark: true, Width: w, Height: h}
+	opts := tui.Options{Color: e.getenv("NO_COLOR") == "", Dark: true, Width: w, Height: h, Getenv: e.getenv}
 	host := &uiHost{e: e, o: o, home: home, dir: dir, tracer: tracer}
 	return tui.Run(e.ctx, host, e.stdin, e.stdout, os.Environ(), opts)
 }

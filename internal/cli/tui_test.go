@@ -48,9 +48,12 @@ func (x *tmux) waitFor(text string) string {
 }
 
 // TestUIInTmux runs `rein` with no arguments in a real terminal (tmux) on the script model:
-// a prompt streams text and runs a bash call, a write an ask rule holds is approved, a slow
-// call is aborted with Esc, Ctrl+C twice quits with the terminal restored — then the session
-// verifies and its records hold what the screen showed.
+// the first prompt is written in the external editor (Ctrl+G, an editor that reads the
+// terminal, so it must be handed the terminal's foreground), it streams text and runs a bash
+// call, a write an ask rule holds is approved, /model switches the model, a steer queued
+// while a slow bash call runs is delivered after it, the next slow call is aborted with Esc,
+// Ctrl+C twice quits with the terminal restored — then the session verifies and its records
+// hold what the screen showed, in order.
 func TestUIInTmux(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -78,24 +81,41 @@ dialogs:
       - text: Writing the notes now.
         calls: [{name: write, id: w1, args: {path: notes.txt, content: "alpha\nbeta\n"}}]
       - text: Wrote notes.txt for you.
-  - match: wait
+  - match: use tabs
     turns:
-      - calls: [{name: bash, id: b2, args: {command: "sleep 30"}}]
+      - text: Tabs it is; one more slow step.
+        calls: [{name: bash, id: b3, args: {command: "sleep 30"}}]
+      - text: never
+  - match: format
+    turns:
+      - calls: [{name: bash, id: b2, args: {command: "until [ -f gate ]; do sleep 0.05; done; echo formatted"}}]
       - text: never
 `
-	files := map[string]string{filepath.Join(ws, "s.yaml"): scenario, filepath.Join(home, "settings.json"): `{"permissions": {"ask": ["write(*)"]}}`}
+	// The editor sets the terminal's modes and reads a line from it, as a real one does: in
+	// a background process group it would be stopped at once.
+	editor := "#!/bin/sh\nstty -echo\nprintf 'EDITING> '\nread line\nstty echo\nprintf '%s\\n' \"$line\" > \"$1\"\n"
+	files := map[string]string{filepath.Join(ws, "s.yaml"): scenario, filepath.Join(home, "settings.json"): `{"permissions": {"ask": ["write(*)"]}}`,
+		filepath.Join(dir, "editor"): editor}
 	for p, c := range files {
-		if err := os.WriteFile(p, []byte(c), 0o600); err != nil {
+		if err := os.WriteFile(p, []byte(c), 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
 	x := &tmux{t: t, sock: filepath.Join(dir, "tmux.sock")}
-	shell := fmt.Sprintf("cd %q && env REIN_HOME=%q ANTHROPIC_API_KEY= OPENAI_API_KEY= TERM=xterm-256color %q --script s.yaml; echo EXIT=$?; sleep 60", ws, home, rein)
-	x.run("-f", "/dev/null", "new-session", "-d", "-s", "ui", "-x", "100", "-y", "30", shell)
+	shell := fmt.Sprintf("cd %q && env REIN_HOME=%q ANTHROPIC_API_KEY= OPENAI_API_KEY= VISUAL= EDITOR=%q TERM=xterm-256color %q --script s.yaml; echo EXIT=$?; sleep 60",
+		ws, home, filepath.Join(dir, "editor"), rein)
+	// 50 rows: the whole conversation fits. At 30 rows, where it scrolls while an answer
+	// streams, tmux shows the streamed row's words out of place in about half the runs
+	// (bubbletea's frame is right: a renderer and tmux disagree) — a known open bug.
+	x.run("-f", "/dev/null", "new-session", "-d", "-s", "ui", "-x", "100", "-y", "50", shell)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", x.sock, "kill-server").Run() })
 
 	x.waitFor("Type a message")
+	x.run("send-keys", "-t", "ui", "C-g")
+	x.waitFor("EDITING>")
 	x.run("send-keys", "-t", "ui", "-l", "take notes")
+	x.run("send-keys", "-t", "ui", "Enter")
+	x.waitFor("> take notes")
 	x.run("send-keys", "-t", "ui", "Enter")
 	s := x.waitFor("wants to run")
 	for _, want := range []string{"› take notes", "Checking the workspace first.", "⏺ bash echo marker-$((6*7))", "marker-42", "+alpha", "allow once"} {
@@ -108,8 +128,26 @@ dialogs:
 	if !strings.Contains(s, "⏺ write notes.txt") {
 		t.Errorf("the approved write is not shown as done:\n%s", s)
 	}
-	x.run("send-keys", "-t", "ui", "-l", "wait")
+
+	x.run("send-keys", "-t", "ui", "-l", "/model script/other-model")
 	x.run("send-keys", "-t", "ui", "Enter")
+	x.waitFor("model: script/other-model")
+	x.waitFor("script/other-model · ctx")
+
+	x.run("send-keys", "-t", "ui", "-l", "format the code")
+	x.run("send-keys", "-t", "ui", "Enter")
+	x.waitFor("until [ -f gate ]")
+	x.run("send-keys", "-t", "ui", "-l", "use tabs")
+	x.run("send-keys", "-t", "ui", "Enter")
+	x.waitFor("queued steer: use tabs")
+	x.waitFor("queue 1")
+	if err := os.WriteFile(filepath.Join(ws, "gate"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = x.waitFor("Tabs it is; one more slow step.")
+	if strings.Contains(s, "queued steer") || strings.Contains(s, "queue 1") {
+		t.Errorf("the steer is still shown as queued after it was delivered:\n%s", s)
+	}
 	x.waitFor("sleep 30")
 	x.run("send-keys", "-t", "ui", "Escape")
 	x.waitFor("run aborted")
@@ -137,9 +175,13 @@ dialogs:
 		t.Fatal(err)
 	}
 	ledger := string(data)
-	// What the screen showed is what the session recorded, in order.
+	// What the screen showed is what the session recorded, in order: the approved write's
+	// result, the model switch (a fact), the steer as a user entry after the tool batch it
+	// waited for, the cancel record before the run's end.
 	at := 0
-	for _, want := range []string{"take notes", "Checking the workspace first.", "marker-42", "Writing the notes now.", `"toolCallId":"w1"`, "Wrote notes.txt for you.", `"wait"`, `"kind":"cancel"`} {
+	for _, want := range []string{"take notes", "Checking the workspace first.", "marker-42", "Writing the notes now.", `"toolCallId":"w1"`, "Wrote notes.txt for you.",
+		`"key":"model","value":"other-model"`, "format the code", `"text":"formatted"`, `"role":"user","content":[{"type":"text","text":"use tabs"}]`,
+		"Tabs it is; one more slow step.", `"kind":"cancel"`, `"status":"aborted"`} {
 		i := strings.Index(ledger[at:], want)
 		if i < 0 {
 			t.Fatalf("the ledger lacks %q after position %d", want, at)

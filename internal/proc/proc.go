@@ -60,6 +60,12 @@ type Spec struct {
 	// Journal, when set, records the run's process while it runs, so that a later rein can
 	// end what it left when this rein dies ([Reap]).
 	Journal *Journal
+	// Terminal, when it is rein's controlling terminal, is handed to the process: its group
+	// is the terminal's foreground group while it runs (an interactive program such as the
+	// user's editor reads and sets up the terminal), and the group that had the terminal
+	// gets it back when the run ends. Give the same file as Stdin and Stdout. Linux only;
+	// elsewhere the process runs in the background group as without it.
+	Terminal *os.File
 }
 
 // Outcome classifies how a run ended.
@@ -160,6 +166,7 @@ func run(ctx context.Context, s Spec, started func(pid int)) Result {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Stdin, s.Stdout, s.Stderr
 	var killed atomic.Bool
 	cmd.SysProcAttr = groupAttr()
+	defer foreground(cmd.SysProcAttr, s.Terminal)()
 	cmd.Cancel = func() error {
 		killed.Store(true)
 		return killGroup(cmd.Process.Pid)

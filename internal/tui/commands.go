@@ -69,7 +69,7 @@ func (m *Model) info(text string) { m.t.add(newNotice(text, "info")); m.scroll =
 
 func (m *Model) cmdHelp(string) tea.Cmd {
 	var b strings.Builder
-	b.WriteString("keys: Enter send (while the agent works: queue as a steer) · Alt+Enter queue as a follow-up · Ctrl+J new line · Up/Down history · Esc abort the run · Ctrl+C abort, twice to quit · Ctrl+D quit on an empty line · Ctrl+T thinking · Ctrl+O expand tool output · PgUp/PgDn scroll\ncommands:")
+	b.WriteString("keys: Enter send (while the agent works: queue as a steer) · Alt+Enter queue as a follow-up · Ctrl+J new line · Ctrl+G external editor ($VISUAL, $EDITOR, vi) · Up/Down history · Alt+Up (or Up on an empty editor) take back the last queued message · Tab complete / and @ · Esc abort the run · Ctrl+C abort, twice to quit · Ctrl+D quit on an empty line · Ctrl+T thinking · Ctrl+O expand tool output · PgUp/PgDn scroll\ncommands:")
 	for _, c := range slashCommands {
 		fmt.Fprintf(&b, "\n  /%s", c.name)
 		if c.args != "" {

@@ -42,7 +42,17 @@
 //     export` compute); /fork and /tree continue in a new forked session, never altering
 //     the parent. Pickers (/resume, /tree) take the whole screen until Enter or Esc.
 //   - "@…" at the end of the editor completes over the files a [Workspace] host lists (git's
-//     tracked and unignored files, in package cli), read once per UI; Tab takes the best.
+//     tracked and unignored files, in package cli), read once per UI; "/…" as the whole
+//     editor completes over the slash commands and the loaded skills (/skill:NAME). One
+//     popup shows both; Tab takes the best (Enter too, for a command).
+//   - A paste over 5 lines or 1,000 bytes shows as a placeholder ("[pasted 42 lines, 3.1 KB
+//     #1]"); the message sent (and recorded) carries the whole text, and a deleted
+//     placeholder takes its paste with it (Backspace after one deletes it whole).
+//   - Ctrl+G opens $VISUAL, $EDITOR or vi on a private temporary file holding the input,
+//     through package proc with the terminal handed to it (proc.Spec.Terminal); the file's
+//     text replaces the input when the editor exits 0, and the input stays otherwise.
+//   - Alt+Up (Up on an empty editor) takes the message queued last back into the editor
+//     before the agent takes it; Enter queues it again.
 //   - Without colour (NO_COLOR) every style is plain; what a colour says is also said by a
 //     marker (›, ⏺, ✗, +, -, !).
 package tui

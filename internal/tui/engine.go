@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -37,6 +38,9 @@ type engine struct {
 	conv      *wire.Converter
 	steering  []llm.Message
 	followUps []llm.Message
+	// order says, oldest first, which queue each waiting message is in (true: follow-ups),
+	// so that the last queued can be taken back.
+	order []bool
 	// cancel and done belong to the run in progress (nil when idle).
 	cancel context.CancelCauseFunc
 	done   chan struct{}
@@ -171,6 +175,7 @@ func (e *engine) Steering() []llm.Message {
 	e.mu.Lock()
 	out := e.steering
 	e.steering = nil
+	e.order = slices.DeleteFunc(e.order, func(f bool) bool { return !f })
 	q := queueMsg{0, len(e.followUps)}
 	e.mu.Unlock()
 	if len(out) > 0 {
@@ -184,6 +189,7 @@ func (e *engine) FollowUps() []llm.Message {
 	e.mu.Lock()
 	out := e.followUps
 	e.followUps = nil
+	e.order = slices.DeleteFunc(e.order, func(f bool) bool { return f })
 	q := queueMsg{len(e.steering), 0}
 	e.mu.Unlock()
 	if len(out) > 0 {
@@ -202,7 +208,26 @@ func (e *engine) enqueue(text string, followUp bool) queueMsg {
 	} else {
 		e.steering = append(e.steering, m)
 	}
+	e.order = append(e.order, followUp)
 	return queueMsg{len(e.steering), len(e.followUps)}
+}
+
+// unqueueLast takes back the message queued last, before the agent takes it; ok is false
+// when nothing waits. It returns the queue's lengths after.
+func (e *engine) unqueueLast() (text string, ok bool, q queueMsg) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if n := len(e.order); n > 0 {
+		followUp := e.order[n-1]
+		e.order = e.order[:n-1]
+		list := &e.steering
+		if followUp {
+			list = &e.followUps
+		}
+		last := len(*list) - 1
+		text, *list, ok = (*list)[last].Text(), (*list)[:last], true
+	}
+	return text, ok, queueMsg{len(e.steering), len(e.followUps)}
 }
 
 // queued returns the texts waiting, steering first.
@@ -226,19 +251,27 @@ func (e *engine) takeQueued() *llm.Message {
 	switch {
 	case len(e.steering) > 0:
 		m, e.steering = e.steering[0], e.steering[1:]
+		e.order = dropFirst(e.order, false)
 	case len(e.followUps) > 0:
 		m, e.followUps = e.followUps[0], e.followUps[1:]
+		e.order = dropFirst(e.order, true)
 	default:
 		return nil
 	}
 	return &m
 }
 
+// dropFirst removes the first v from order.
+func dropFirst(order []bool, v bool) []bool {
+	i := slices.Index(order, v)
+	return slices.Delete(order, i, i+1)
+}
+
 // dropQueued empties the queue and returns the texts it held.
 func (e *engine) dropQueued() []string {
 	s, f := e.queued()
 	e.mu.Lock()
-	e.steering, e.followUps = nil, nil
+	e.steering, e.followUps, e.order = nil, nil, nil
 	e.mu.Unlock()
 	return append(s, f...)
 }

@@ -51,6 +51,10 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+t":
 		m.thinking = !m.thinking
 		return nil
+	case "ctrl+g":
+		if !m.denying {
+			return m.openEditor()
+		}
 	case "ctrl+o":
 		m.expand = !m.expand
 		return nil
@@ -74,14 +78,30 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		if m.denying {
 			return m.deny()
 		}
+		if c := m.completions(); c.slash && !c.exact() && m.complete(c) {
+			if c.items[0].args == "" {
+				return m.submit(false) // nothing to add: run it
+			}
+			return nil
+		}
 		return m.submit(false)
 	case "alt+enter":
 		return m.submit(true)
 	case "tab":
-		if m.complete() {
+		if m.complete(m.completions()) {
 			return nil
 		}
+	case "backspace":
+		if m.deletePaste() {
+			return nil
+		}
+	case "alt+up":
+		m.editQueued()
+		return nil
 	case "up":
+		if m.input.Value() == "" && m.editQueued() {
+			return nil
+		}
 		if m.input.Line() == 0 && m.browse(-1) {
 			return nil
 		}

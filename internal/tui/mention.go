@@ -15,8 +15,8 @@ type Workspace interface {
 	Files() ([]string, error)
 }
 
-// maxMentions is how many completions are shown.
-const maxMentions = 5
+// maxCompletions is how many completions are shown.
+const maxCompletions = 5
 
 // mentionWord is the "@…" word the editor ends with ("" for none); the text before it
 // starts the word.
@@ -29,17 +29,35 @@ func mentionWord(value string) string {
 	return w
 }
 
-// mentions are the completions for the editor's "@…" word: the workspace's files (listed
-// once per UI, on the first "@") that hold its letters in order, the best first.
-func (m *Model) mentions() []string {
-	w := mentionWord(m.input.Value())
+// completion is one entry of the popup above the editor: what replaces the word being
+// completed (insert), and for a command its arguments and one line of help.
+type completion struct{ insert, args, help string }
+
+// completions is the popup above the editor: the "@…" word's files, or, for a "/…" word
+// that starts the editor, the slash commands; word is what a completion replaces and more
+// how many matched beyond those shown.
+type completions struct {
+	word  string
+	items []completion
+	more  int
+	// slash: the items are commands (Enter completes them too).
+	slash bool
+}
+
+// completions is what the editor's last word completes to (nothing for most words).
+func (m *Model) completions() completions {
+	v := m.input.Value()
+	if strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "//") && !strings.ContainsAny(v, " \t\n") {
+		return m.slashCompletions(v)
+	}
+	w := mentionWord(v)
 	if w == "" {
-		return nil
+		return completions{}
 	}
 	if m.files == nil {
 		ws, _ := m.e.host.(Workspace)
 		if ws == nil {
-			return nil
+			return completions{}
 		}
 		files, err := ws.Files()
 		if err != nil {
@@ -47,26 +65,34 @@ func (m *Model) mentions() []string {
 		}
 		m.files = files
 	}
-	return fuzzy(m.files, w[1:], maxMentions)
+	c := completions{word: w}
+	for _, p := range c.take(fuzzy(m.files, w[1:])) {
+		c.items = append(c.items, completion{insert: "@" + p})
+	}
+	return c
 }
 
-// complete replaces the editor's "@…" word with the best completion; false when there is
-// none.
-func (m *Model) complete() bool {
-	list := m.mentions()
-	if len(list) == 0 {
+// take is the first maxCompletions of ranked; the rest are counted in more.
+func (c *completions) take(ranked []string) []string {
+	n := min(len(ranked), maxCompletions)
+	c.more = len(ranked) - n
+	return ranked[:n]
+}
+
+// complete replaces the editor's word with the best completion; false when there is none.
+func (m *Model) complete(c completions) bool {
+	if len(c.items) == 0 {
 		return false
 	}
 	v := m.input.Value()
-	w := mentionWord(v)
-	m.input.SetValue(v[:len(v)-len(w)] + "@" + list[0] + " ")
+	m.input.SetValue(v[:len(v)-len(c.word)] + c.items[0].insert + " ")
 	return true
 }
 
 // fuzzy ranks the paths holding the letters of q in order (case-insensitively): a match
 // in the file's base name before one in its directories, a contiguous one before a
-// scattered one, then shorter paths, then by name; at most n.
-func fuzzy(paths []string, q string, n int) []string {
+// scattered one, then shorter paths, then by name.
+func fuzzy(paths []string, q string) []string {
 	q = strings.ToLower(q)
 	type hit struct {
 		p     string
@@ -100,7 +126,7 @@ func fuzzy(paths []string, q string, n int) []string {
 		return strings.Compare(a.p, b.p)
 	})
 	var out []string
-	for _, h := range hits[:min(n, len(hits))] {
+	for _, h := range hits {
 		out = append(out, h.p)
 	}
 	return out

@@ -66,7 +66,7 @@ func TestMentionCompletion(t *testing.T) {
 // then scattered letters, shorter first.
 func TestFuzzy(t *testing.T) {
 	paths := []string{"a/b/xmodel.go", "model/x.go", "internal/tui/model.go", "m/o/d/e/l.go", "tui/model.go", "view.go"}
-	got := fuzzy(paths, "Model", 5)
+	got := fuzzy(paths, "Model")
 	want := []string{"tui/model.go", "internal/tui/model.go", "a/b/xmodel.go", "model/x.go", "m/o/d/e/l.go"}
 	if !slices.Equal(got, want) {
 		t.Errorf("fuzzy = %q, want %q", got, want)

@@ -44,6 +44,9 @@ type Model struct {
 	denying    bool
 	// files are the workspace's files for @ mentions (nil until the first "@").
 	files []string
+	// pastes are the collapsed pastes of this UI session, #1 first.
+	pastes []pasted
+	getenv func(string) string
 	// always: the user chose "always allow" and picks the settings file next.
 	always       bool
 	savedInput   string
@@ -68,6 +71,8 @@ type Options struct {
 	Dark bool
 	// Width and Height are the first size (the terminal's report replaces them).
 	Width, Height int
+	// Getenv reads the environment ($VISUAL, $EDITOR for Ctrl+G); nil reads none.
+	Getenv func(string) string
 }
 
 // New opens the first runtime through host (as the command line says; its questions are
@@ -87,7 +92,10 @@ func New(ctx context.Context, host Host, o Options) (*Model, error) {
 		return nil, err
 	}
 	e.set(rt, info)
-	m := &Model{ctx: ctx, e: e, width: o.Width, height: o.Height, useColor: o.Color, md: &markdown{}}
+	m := &Model{ctx: ctx, e: e, width: o.Width, height: o.Height, useColor: o.Color, md: &markdown{}, getenv: o.Getenv}
+	if m.getenv == nil {
+		m.getenv = func(string) string { return "" }
+	}
 	m.st = newStyles(o.Color, o.Dark)
 	m.t = newTranscript(o.Width)
 	m.input = newInput(o.Width, m.st)
@@ -174,7 +182,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		cmds = append(cmds, m.key(msg))
 	case tea.PasteMsg:
-		m.input.InsertString(msg.Content)
+		m.paste(msg.Content)
 	case eventMsg:
 		m.event(msg.ev)
 	case noticeMsg:
@@ -190,6 +198,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.opened(msg)
 	case compactedMsg:
 		m.compacted(msg)
+	case editedMsg:
+		cmds = append(cmds, m.edited(msg))
 	default:
 		var c tea.Cmd
 		m.input, c = m.input.Update(msg)
@@ -251,9 +261,9 @@ func (m *Model) submit(followUp bool) tea.Cmd {
 	m.remember(text)
 	m.input.Reset()
 	if strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//") {
-		return m.command(text)
+		return m.command(m.unfold(text))
 	}
-	return m.send(strings.TrimPrefix(text, "/"), followUp) // "//x" sends "/x"
+	return m.send(m.unfold(strings.TrimPrefix(text, "/")), followUp) // "//x" sends "/x"
 }
 
 // send sends text as a prompt, or queues it while the agent works.
@@ -346,6 +356,24 @@ func (m *Model) browse(dir int) bool {
 		m.input.SetValue(m.draft)
 	} else {
 		m.input.SetValue(m.history[n])
+	}
+	return true
+}
+
+// editQueued takes the message queued last back into the editor, before the agent takes
+// it, for editing (Enter queues it again) or removal; a long one is collapsed again, and
+// what the editor held follows it. False when nothing waits.
+func (m *Model) editQueued() bool {
+	text, ok, q := m.e.unqueueLast()
+	if !ok {
+		return false
+	}
+	m.steer, m.follw = q.steering, q.followUps
+	cur := m.input.Value()
+	m.input.Reset()
+	m.paste(text)
+	if cur != "" {
+		m.input.InsertString("\n" + cur)
 	}
 	return true
 }

@@ -57,25 +57,47 @@ func (m *Model) bottom() []string {
 	for _, q := range followUps {
 		rows = append(rows, st.dim.Render(ansi.Truncate("queued follow-up: "+oneLine(clean(q)), m.width, "…")))
 	}
+	var c completions
 	switch {
 	case m.ask != nil && !m.denying:
 		rows = append(rows, m.question()...)
 	default:
 		if m.denying {
 			rows = append(rows, st.accent.Render("Why not? (the reason reaches the model; Enter sends, Esc goes back)"))
-		}
-		for _, p := range m.mentions() {
-			rows = append(rows, st.dim.Render(ansi.Truncate("  @"+clean(p), m.width, "…")))
+		} else {
+			c = m.completions()
+			rows = append(rows, m.popup(c)...)
 		}
 		rows = append(rows, m.inputRows()...)
 	}
-	rows = append(rows, m.hint())
+	rows = append(rows, m.hint(c))
 	rows = append(rows, m.statusLine())
 	return rows
 }
 
-// hint is the row of keys that apply now.
-func (m *Model) hint() string {
+// popup is the completions above the editor, one row each: what Tab puts in place, and a
+// command's arguments and help.
+func (m *Model) popup(c completions) []string {
+	st := m.st
+	var rows []string
+	for _, it := range c.items {
+		row := "  " + st.key.Render(clean(it.insert))
+		if it.args != "" {
+			row += " " + clean(it.args)
+		}
+		if it.help != "" {
+			row += st.dim.Render(" — " + clean(it.help))
+		}
+		rows = append(rows, ansi.Truncate(row, m.width, "…"))
+	}
+	if c.more > 0 {
+		rows = append(rows, st.dim.Render(fmt.Sprintf("  … %d more (type to narrow)", c.more)))
+	}
+	return rows
+}
+
+// hint is the row of keys that apply now (c: the completions shown).
+func (m *Model) hint(c completions) string {
 	st := m.st
 	switch {
 	case m.armedQuit:
@@ -84,12 +106,16 @@ func (m *Model) hint() string {
 		return st.dim.Render("opening…")
 	case m.compacting:
 		return st.dim.Render("compacting… (typing queues)")
-	case m.ask == nil && len(m.mentions()) > 0:
+	case c.slash && len(c.items) > 0:
+		return st.dim.Render("Tab completes the first command · Enter runs it")
+	case len(c.items) > 0:
 		return st.dim.Render("Tab completes the first file · Enter send")
+	case m.e.running() && m.steer+m.follw > 0:
+		return st.dim.Render("working… Enter queues a steer · Alt+Up edits the last queued · Esc aborts")
 	case m.e.running():
 		return st.dim.Render("working… Enter queues a steer · Alt+Enter a follow-up · Esc aborts")
 	}
-	return st.dim.Render("Enter send · Ctrl+J new line · /help · Ctrl+C twice to quit")
+	return st.dim.Render("Enter send · Ctrl+J new line · Ctrl+G editor · /help · Ctrl+C twice to quit")
 }
 
 // question shows the pending approval (the call, its command or diff) or yes/no question.
