@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/reinhq/rein/internal/agentspec"
@@ -28,6 +29,15 @@ type Env struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// SessionFS is the round sessions' ledger filesystem (nil: the OS); a test seam.
 	SessionFS ledger.FS
+	// Crash is called at named points of a round and of an approval (a test seam: the crash
+	// matrix kills the process there).
+	Crash func(point string)
+}
+
+func (e Env) crash(point string) {
+	if e.Crash != nil {
+		e.Crash(point)
+	}
 }
 
 func (e Env) now() time.Time {
@@ -143,7 +153,7 @@ func Run(ctx context.Context, env Env, id string) (string, error) {
 			if err != nil {
 				return err
 			}
-			ok, err := precheck(env, l, v)
+			ok, err := precheck(ctx, env, l, v)
 			if err != nil || !ok {
 				v, _ = readView(env.Home, id)
 				state = v.State
@@ -158,7 +168,13 @@ func Run(ctx context.Context, env Env, id string) (string, error) {
 			if _, err := l.Append(ledger.Entry{Kind: KindTrigger, Body: map[string]string{"kind": v.Started.Trigger.Kind}}); err != nil {
 				return err
 			}
-			if state, err = runRound(ctx, env, l, v); err != nil || state != StateReady {
+			p, ok, err := prepare(l, v, v.Rounds+1)
+			if err != nil || !ok {
+				v, _ = readView(env.Home, id)
+				state = v.State
+				return err
+			}
+			if state, err = runRound(ctx, env, l, v, p); err != nil || state != StateReady {
 				return err
 			}
 		}
@@ -167,10 +183,11 @@ func Run(ctx context.Context, env Env, id string) (string, error) {
 }
 
 // precheck settles what must hold before a round, in order: a finished loop refuses; the
-// contract is the locked one (drift blocks; restoring it lifts); an interrupted round is
-// closed; a pending gate waits (or times out); a blocked loop stays; the budget has room.
-// It reports whether a round may run.
-func precheck(env Env, l *ledger.Ledger, v *view) (bool, error) {
+// contract is the locked one (drift blocks; restoring it or a relock lifts); an interrupted
+// round is closed (closeInterrupted) and an interrupted approval settled (settleApprovals);
+// a pending gate waits (or times out); a blocked loop stays; the budget has room. It
+// reports whether a round may run.
+func precheck(ctx context.Context, env Env, l *ledger.Ledger, v *view) (bool, error) {
 	if v.State == StateCompleted || v.State == StateAborted {
 		return false, fmt.Errorf("%w: loop %s is %s", ErrFinished, v.ID, v.State)
 	}
@@ -183,16 +200,28 @@ func precheck(env Env, l *ledger.Ledger, v *view) (bool, error) {
 		return false, nil
 	}
 	if v.Reason == ReasonContractDrift {
-		if err := appendState(l, StateReady, ReasonDriftLifted, "the contract file matches the locked digest again"); err != nil {
+		s := v.afterDrift(ReasonDriftLifted, "the contract file matches the locked digest again")
+		if _, err := l.Append(ledger.Entry{Kind: KindState, Body: s}); err != nil {
 			return false, err
 		}
-		v.State, v.Reason = StateReady, ReasonDriftLifted
+		v.State, v.Reason = s.State, s.Reason
 	}
-	if v.Open > 0 {
-		if _, err := l.Append(ledger.Entry{Kind: KindRoundEnd, Body: roundEnd{Round: v.Open, State: StateReady, Reason: ReasonInterrupted, Claim: ClaimNone}}); err != nil {
+	if v.Open > 0 || len(v.Approving) > 0 {
+		if v.Open > 0 {
+			if err := closeInterrupted(ctx, env, l, v); err != nil {
+				return false, err
+			}
+		} else if err := settleApprovals(l, v); err != nil {
 			return false, err
 		}
-		v.State = StateReady
+		nv, err := readView(env.Home, v.ID)
+		if err != nil {
+			return false, err
+		}
+		*v = *nv
+		if v.State != StateReady {
+			return false, nil
+		}
 	}
 	switch v.State {
 	case StateWaitingForHuman:
@@ -219,7 +248,8 @@ func contractDrift(v *view) string {
 		return fmt.Sprintf("the contract file %s no longer reads as the locked contract: %v; restore it", v.Started.File, err)
 	}
 	if c.Digest != v.Started.ContractDigest {
-		return fmt.Sprintf("the contract file %s changed: digest %s, locked %s; restore it", v.Started.File, c.Digest, v.Started.ContractDigest)
+		return fmt.Sprintf("the contract file %s changed (%s): digest %s, locked %s; restore it, or adopt it with rein loop relock %s --approver WHO",
+			v.Started.File, strings.Join(changedFields(v.Started.Contract, c.Normalized), ", "), c.Digest, v.Started.ContractDigest, v.ID)
 	}
 	return ""
 }

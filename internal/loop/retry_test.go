@@ -37,8 +37,8 @@ func TestIdenticalRetryIsRefused(t *testing.T) {
 	// Running again changes nothing and records nothing new.
 	before := len(kinds(t, f.env.Home, id))
 	f.run(id, StateBlocked, ReasonIdenticalRetry)
-	if ks := kinds(t, f.env.Home, id); len(ks) != before+1 || ks[len(ks)-1] != KindTrigger {
-		t.Fatalf("kinds %v: a second refusal wrote more than its trigger", ks[before:])
+	if ks := kinds(t, f.env.Home, id); len(ks) != before+2 || ks[len(ks)-2] != KindTrigger || ks[len(ks)-1] != KindResumed {
+		t.Fatalf("kinds %v: a second refusal wrote more than its trigger and resume steps", ks[before:])
 	}
 
 	// A person changes the workspace: round 3 is a different round, runs, and completes.
