@@ -29,6 +29,8 @@ type Env struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// SessionFS is the round sessions' ledger filesystem (nil: the OS); a test seam.
 	SessionFS ledger.FS
+	// Runs drives the delivery run of a loop whose goal is one (nil: none can be).
+	Runs Runs
 	// Crash is called at named points of a round and of an approval (a test seam: the crash
 	// matrix kills the process there).
 	Crash func(point string)
@@ -67,6 +69,7 @@ type StartOptions struct {
 	Workspace string // the directory rounds work in (absolute)
 	Trigger   string // overrides the contract's trigger: "manual" or "every DURATION"
 	Model     ModelRef
+	Run       string // the delivery run a delivery_run goal names
 }
 
 // Start validates the contract, locks it (its digest in the new loop ledger's header) and
@@ -91,13 +94,11 @@ func Start(env Env, o StartOptions) (string, error) {
 	if trig.Kind != "manual" && trig.Kind != "every" {
 		return "", fmt.Errorf("%w: the %s trigger (use manual or every DURATION)", ErrUnsupported, trig.Kind)
 	}
-	for _, v := range c.Normalized.Verification {
-		if v.DeliveryRun != "" {
-			return "", fmt.Errorf("%w: verification %s: a delivery run as a loop's verification", ErrUnsupported, v.ID)
-		}
+	if err := checkGoalRun(env, c.Normalized, o.Run); err != nil {
+		return "", err
 	}
-	if o.Model.Provider == "" {
-		return "", fmt.Errorf("%w: the rounds need a model provider", ErrInvalidContract)
+	if o.Model.Provider == "" && !goalRun(c.Normalized) {
+		return "", fmt.Errorf("%w: the rounds need a model provider (rein loop start --provider NAME)", ErrInvalidContract)
 	}
 	id := newID(env.now())
 	l, err := ledger.Create(loopDir(env.Home, id), ledger.Header{Type: ledger.TypeLoop, ID: id,
@@ -107,7 +108,7 @@ func Start(env Env, o StartOptions) (string, error) {
 	}
 	defer l.Close()
 	_, err = l.Append(ledger.Entry{Kind: KindStarted, Body: started{File: file, Workspace: o.Workspace,
-		Contract: c.Normalized, ContractDigest: c.Digest, Trigger: trig, Model: o.Model}})
+		Contract: c.Normalized, ContractDigest: c.Digest, Trigger: trig, Model: o.Model, Run: o.Run}})
 	return id, err
 }
 
@@ -168,13 +169,18 @@ func Run(ctx context.Context, env Env, id string) (string, error) {
 			if _, err := l.Append(ledger.Entry{Kind: KindTrigger, Body: map[string]string{"kind": v.Started.Trigger.Kind}}); err != nil {
 				return err
 			}
-			p, ok, err := prepare(l, v, v.Rounds+1)
+			p, ok, err := prepare(env, l, v, v.Rounds+1)
 			if err != nil || !ok {
 				v, _ = readView(env.Home, id)
 				state = v.State
 				return err
 			}
-			if state, err = runRound(ctx, env, l, v, p); err != nil || state != StateReady {
+			if goalRun(v.Started.Contract) {
+				state, err = runGoalRound(ctx, env, l, v)
+			} else {
+				state, err = runRound(ctx, env, l, v, p)
+			}
+			if err != nil || state != StateReady {
 				return err
 			}
 		}
@@ -221,6 +227,11 @@ func precheck(ctx context.Context, env Env, l *ledger.Ledger, v *view) (bool, er
 		*v = *nv
 		if v.State != StateReady {
 			return false, nil
+		}
+	}
+	if v.State == StateWaitingForHuman && v.Reason == ReasonRunWaiting {
+		if _, err := runDecided(env, l, v); err != nil {
+			return false, err
 		}
 	}
 	switch v.State {

@@ -72,6 +72,7 @@ type started struct {
 	ContractDigest artifact.Digest `json:"contractDigest"`
 	Trigger        Trigger         `json:"trigger"`
 	Model          ModelRef        `json:"model"`
+	Run            string          `json:"run,omitempty"` // the delivery run the goal names (goalrun.go)
 }
 
 // ModelRef names the rounds' model (never a key).

@@ -101,7 +101,7 @@ type prepared struct {
 // checkpoint's digests (a concurrent change drops the stale conclusions, recorded ready
 // stale_context); the open scope and latest failure are loaded; the cheap preconditions
 // hold. It reports whether the round may run; a step that fails records the loop blocked.
-func prepare(l *ledger.Ledger, v *view, n int) (prepared, bool, error) {
+func prepare(env Env, l *ledger.Ledger, v *view, n int) (prepared, bool, error) {
 	var p prepared
 	var steps []ResumeStep
 	step := func(name string, ok bool, detail string) bool {
@@ -132,8 +132,8 @@ func prepare(l *ledger.Ledger, v *view, n int) (prepared, bool, error) {
 	}
 	step(StepArtifacts, p.stale == "", d)
 	step(StepScope, true, scopeOf(v, p.stale != ""))
-	pre := preconditions(v)
-	step(StepPreconditions, pre == "", cmpOr(pre, "the workspace and every verification's program are there"))
+	pre := preconditions(env, v)
+	step(StepPreconditions, pre == "", cmpOr(pre, "the workspace, every verification's program and the goal's delivery run (if any) are there"))
 	if err := record(); err != nil {
 		return p, false, err
 	}
@@ -195,8 +195,16 @@ func scopeOf(v *view, stale bool) string {
 // preconditions reruns the cheap checks a round needs, and names the first that fails (or
 // ""): the workspace is a directory, and every verification's program can be found (as
 // internal/command finds it: on its fixed PATH, or a path in the workspace).
-func preconditions(v *view) string {
+func preconditions(env Env, v *view) string {
 	ws := v.Started.Workspace
+	if goalRun(v.Started.Contract) {
+		if env.Runs == nil {
+			return "the loop's goal is delivery run " + v.Started.Run + ", and this rein has no delivery-run engine"
+		}
+		if st, err := env.Runs.State(v.Started.Run); err != nil || st.State == "aborted" {
+			return fmt.Sprintf("delivery run %s cannot go on (%s, %v)", v.Started.Run, st.State, err)
+		}
+	}
 	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
 		return fmt.Sprintf("the workspace %s is not a directory", ws)
 	}
@@ -238,7 +246,7 @@ func closeInterrupted(ctx context.Context, env Env, l *ledger.Ledger, v *view) e
 	n := v.Open
 	ws := v.Started.Workspace
 	end := roundEnd{Round: n, Claim: ClaimNone, Gates: v.Held, Session: fmt.Sprintf("%s-r%d", v.ID, n)}
-	end.Verification = verify(ctx, v.Started.Contract.Verification, ws)
+	end.Verification = verifyAny(ctx, env, v)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
