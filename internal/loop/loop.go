@@ -242,7 +242,9 @@ func precheck(ctx context.Context, env Env, l *ledger.Ledger, v *view) (bool, er
 		}
 		return false, nil
 	case StateBlocked:
-		if v.Reason != ReasonIdenticalRetry { // a refused identical retry is looked at again: see refuseRetry
+		// A refused identical retry is looked at again (see refuseRetry), and so is a failed
+		// precondition (see prepare).
+		if v.Reason != ReasonIdenticalRetry && v.Reason != ReasonPrecondition {
 			return false, nil
 		}
 	}

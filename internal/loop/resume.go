@@ -193,8 +193,8 @@ func scopeOf(v *view, stale bool) string {
 }
 
 // preconditions reruns the cheap checks a round needs, and names the first that fails (or
-// ""): the workspace is a directory, and every verification's program can be found (as
-// internal/command finds it: on its fixed PATH, or a path in the workspace).
+// ""): the workspace is a directory, every verification is a valid approved command whose
+// program can be found (as internal/command finds it), and a goal's delivery run can go on.
 func preconditions(env Env, v *view) string {
 	ws := v.Started.Workspace
 	if goalRun(v.Started.Contract) {
@@ -212,22 +212,25 @@ func preconditions(env Env, v *view) string {
 		if len(c.Run) == 0 {
 			continue
 		}
-		if !programFound(c.Run[0], ws) {
-			return fmt.Sprintf("verification %s: the program %s is not found (on %s, or in the workspace)", c.ID, c.Run[0], command.FixedPath)
+		if err := (command.Command{ID: c.ID, Argv: c.Run, Dir: ws, Env: verifyEnv}).Validate(); err != nil {
+			return fmt.Sprintf("verification %s: %s", c.ID, err.Error())
+		}
+		if !programFound(c.Run[0]) {
+			return fmt.Sprintf("verification %s: the program %s is not found (an absolute path, or a name on %s)", c.ID, c.Run[0], command.FixedPath)
 		}
 	}
 	return ""
 }
 
-func programFound(prog, ws string) bool {
+// programFound reports whether internal/command would find prog: an absolute path, or a name
+// on its fixed PATH, that is an executable regular file.
+func programFound(prog string) bool {
 	candidates := []string{prog}
-	if !strings.Contains(prog, "/") {
+	if !filepath.IsAbs(prog) {
 		candidates = nil
 		for _, dir := range filepath.SplitList(command.FixedPath) {
 			candidates = append(candidates, filepath.Join(dir, prog))
 		}
-	} else if !filepath.IsAbs(prog) {
-		candidates = []string{filepath.Join(ws, prog)}
 	}
 	for _, p := range candidates {
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
