@@ -56,7 +56,7 @@ var exitTable = []struct {
 }{
 	{code: ExitBudget, typed: func(err error) bool { _, ok := err.(*kernel.BudgetError); return ok }},
 	{code: ExitBlocked, sentinels: []error{ErrBlocked, kernel.ErrNeedsApproval, kernel.ErrHookBlocked,
-		kernel.ErrCompactionCancelled, system.ErrTrustRequired, delivery.ErrBlocked, delivery.ErrNotApproved, delivery.ErrNotRelockable, delivery.ErrAuditFailed, loop.ErrBlocked}},
+		kernel.ErrCompactionCancelled, system.ErrTrustRequired, delivery.ErrBlocked, delivery.ErrNotApproved, delivery.ErrNotRelockable, delivery.ErrAuditFailed, loop.ErrBlocked, loop.ErrNotRelockable}},
 	{code: ExitCheckFailed, sentinels: []error{ErrCheckFailed}},
 	// A record the session refused to write is rein's bug; the session itself is intact. So is a
 	// stage request without the prefix its context hook cuts at: the hook failed closed.
@@ -70,7 +70,7 @@ var exitTable = []struct {
 		kernel.ErrNothingToContinue, system.ErrNothingPending, contextpack.ErrNothingToCompact, gitx.ErrNotRepo, gitx.ErrNoGit,
 		delivery.ErrInvalidProfile, delivery.ErrNoProfile, delivery.ErrNoRun, delivery.ErrUsage, delivery.ErrFinished,
 		delivery.ErrNotRunnable, mcp.ErrServer,
-		loop.ErrInvalidContract, loop.ErrNoLoop, loop.ErrFinished, loop.ErrUnsupported, loop.ErrNoGate,
+		loop.ErrInvalidContract, loop.ErrNoLoop, loop.ErrFinished, loop.ErrUnsupported, loop.ErrNoGate, loop.ErrNotDrifted,
 		loop.ErrTrigger,
 		artifact.ErrMalformed, artifact.ErrInvalidDigest, artifact.ErrInvalidReference, artifact.ErrOutsideRoots,
 		artifact.ErrMissing, artifact.ErrNotRegular, artifact.ErrUnreadable, artifact.ErrTooLarge, artifact.ErrInvalidGraph}},

@@ -18,7 +18,7 @@ func loopEnv(e *env) (loop.Env, error) {
 	if err != nil {
 		return loop.Env{}, err
 	}
-	return loop.Env{Home: home, Agents: stageAgents(e, home, nil)}, nil
+	return loop.Env{Home: home, Agents: stageAgents(e, home, nil), Runs: &loopRuns{e: e}}, nil
 }
 
 // loopArg is the loop named by args, else the newest.
@@ -51,6 +51,7 @@ checkpoints, and stops at budgets, repeated root causes and human gates.`,
 	c.AddCommand(newLoopValidateCmd(e), newLoopStartCmd(e), newLoopRunCmd(e), newLoopStatusCmd(e),
 		newLoopApproveCmd(e), newLoopRejectCmd(e), newLoopRaiseCmd(e), newLoopAbortCmd(e))
 	c.AddCommand(newLoopServeCmd(e))
+	c.AddCommand(newLoopRelockCmd(e))
 	return c
 }
 
@@ -70,10 +71,10 @@ func newLoopValidateCmd(e *env) *cobra.Command {
 }
 
 func newLoopStartCmd(e *env) *cobra.Command {
-	var trigger string
+	var trigger, run string
 	var m loop.ModelRef
 	cmd := &cobra.Command{
-		Use: "start FILE [--trigger manual|'every DURATION'|'watch PATH...'|webhook] --provider NAME [--model ID] [--script FILE]", Short: "Lock a contract and create a loop (ready)",
+		Use: "start FILE [--trigger manual|'every DURATION'|'watch PATH...'|webhook] --provider NAME [--model ID] [--script FILE] [--run RUN]", Short: "Lock a contract and create a loop (ready)",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			env, err := loopEnv(e)
@@ -84,10 +85,7 @@ func newLoopStartCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if m.Provider == "" {
-				return fmt.Errorf("%w: rein loop start needs --provider (the rounds' model)", ErrUsage)
-			}
-			id, err := loop.Start(env, loop.StartOptions{File: args[0], Workspace: ws, Trigger: trigger, Model: m})
+			id, err := loop.Start(env, loop.StartOptions{File: args[0], Workspace: ws, Trigger: trigger, Model: m, Run: run})
 			if err != nil {
 				return err
 			}
@@ -100,6 +98,7 @@ func newLoopStartCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&m.Model, "model", "", "the rounds' model id")
 	cmd.Flags().StringVar(&m.BaseURL, "base-url", "", "base URL of an OpenAI-compatible server")
 	cmd.Flags().StringVar(&m.Script, "script", "", "scenario file of the script provider (relative to the workspace)")
+	cmd.Flags().StringVar(&run, "run", "", "the delivery run a delivery_run goal names (rein run start prints its id)")
 	return cmd
 }
 

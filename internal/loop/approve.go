@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/reinhq/rein/internal/command"
@@ -24,9 +25,17 @@ func Approve(ctx context.Context, env Env, loopID, gateID, approver string) (exi
 		if err != nil {
 			return err
 		}
+		// The approval is recorded before the action starts: a crash during it leaves the
+		// record, and the action is never run a second time (settleApprovals).
+		if _, err := l.Append(ledger.Entry{Kind: KindGateApproving, Body: approving{ID: g.ID, Approver: approver}}); err != nil {
+			return err
+		}
+		env.crash("gate-action")
 		res, err := command.Run(ctx, command.Command{ID: "gate-" + g.ID, Argv: argv, Dir: v.Started.Workspace, Env: verifyEnv})
+		env.crash("gate-ran")
 		if err != nil {
-			return fmt.Errorf("human gate %s: the approved action could not run: %w", g.ID, err)
+			d := gateDecision{ID: g.ID, Decision: "approved", Approver: approver, ExitCode: -1, Reason: "the approved action could not start: " + secret.Redact(err.Error())}
+			return errors.Join(fmt.Errorf("human gate %s: the approved action could not run: %w", g.ID, err), decided(l, v, d))
 		}
 		exit = res.ExitCode
 		d := gateDecision{ID: g.ID, Decision: "approved", Approver: approver, ExitCode: res.ExitCode, Tail: secret.Redact(lastLines(res.Output, tailLines))}
@@ -59,6 +68,9 @@ func pendingGate(env Env, loopID, gateID string) (*view, GateRequest, error) {
 	}
 	if d := contractDrift(v); d != "" {
 		return nil, GateRequest{}, fmt.Errorf("%w: %s", ErrBlocked, d)
+	}
+	if _, ok := v.Approving[gateID]; ok {
+		return nil, GateRequest{}, fmt.Errorf("%w: %s was approved and its action started, but it was interrupted: rein never runs it twice; `rein loop run %s` records that and continues", ErrNoGate, gateID, loopID)
 	}
 	for _, g := range v.Pending {
 		if g.ID == gateID {

@@ -9,8 +9,9 @@
 // (unknown and duplicate keys, anchors, aliases and merge keys refused, every problem naming
 // file:line) and validated ([ParseContract]); the result is [Normalized], whose digest is the
 // sha256 of its canonical JSON (comments and layout do not change it). Verification entries
-// are {id, run: [argv]} (no shell) or {id, delivery_run: delivery-ready} (validated; [Start]
-// refuses it with ErrUnsupported for now). stop.success is "all verification passes";
+// are {id, run: [argv]} (no shell) or {id, delivery_run: delivery-ready}: the goal is then the
+// delivery run [StartOptions].Run names (goalrun.go: [Env].Runs drives it, a round advances it
+// by one stage, the check is its state). stop.success is "all verification passes";
 // stop.failure "same root cause fails N times" (optionally "in a row").
 //
 // # The loop ledger and states
@@ -32,10 +33,21 @@
 // refuses a completed or aborted loop (ErrFinished); compares the contract file's digest with
 // the locked one (a difference records blocked contract_drift once; the file restored records
 // ready drift_lifted); closes a round a crash left open (round.ended, reason interrupted);
-// keeps a loop waiting for a person (or blocks it, gate_timeout, once human_gate.timeout has
+// closes an interrupted approval (settleApprovals); keeps a loop waiting for a person (or blocks it, gate_timeout, once human_gate.timeout has
 // passed since the round ended); keeps a blocked loop blocked; checks every budget (rounds
 // started, tokens, cost, the rounds' summed elapsed time) and records blocked
 // budget_exhausted naming the one used up. [History] lists the transitions and checkpoints.
+//
+// # Drift, relock and resume
+//
+// A changed contract file is drift: [Relock] adopts it, a contract.relocked record
+// ([Amendment]: digests, approver, changed fields, budget and gate changes) after which the
+// amended contract is the one in force; restoring the file lifts drift too; either returns the
+// loop to its state before the drift. Before every round the resume steps are taken and
+// recorded in order (loop.resumed: trigger, artifacts, scope, preconditions). A round a crash
+// left open is closed by rein's verification with a checkpoint ([closeInterrupted]), gate
+// holds are recorded when held (gate.held) and approvals before their action (gate.approving),
+// so a SIGKILL anywhere neither repeats a round against one checkpoint nor an approved action.
 //
 // # Identical retries
 //

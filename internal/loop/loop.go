@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/reinhq/rein/internal/agentspec"
@@ -28,6 +29,17 @@ type Env struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// SessionFS is the round sessions' ledger filesystem (nil: the OS); a test seam.
 	SessionFS ledger.FS
+	// Runs drives the delivery run of a loop whose goal is one (nil: none can be).
+	Runs Runs
+	// Crash is called at named points of a round and of an approval (a test seam: the crash
+	// matrix kills the process there).
+	Crash func(point string)
+}
+
+func (e Env) crash(point string) {
+	if e.Crash != nil {
+		e.Crash(point)
+	}
 }
 
 func (e Env) now() time.Time {
@@ -57,6 +69,7 @@ type StartOptions struct {
 	Workspace string // the directory rounds work in (absolute)
 	Trigger   string // the --trigger flag: it must say what the contract's trigger says ("" takes the contract's)
 	Model     ModelRef
+	Run       string // the delivery run a delivery_run goal names
 }
 
 // Start validates the contract, locks it (its digest in the new loop ledger's header) and
@@ -74,13 +87,11 @@ func Start(env Env, o StartOptions) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, v := range c.Normalized.Verification {
-		if v.DeliveryRun != "" {
-			return "", fmt.Errorf("%w: verification %s: a delivery run as a loop's verification", ErrUnsupported, v.ID)
-		}
+	if err := checkGoalRun(env, c.Normalized, o.Run); err != nil {
+		return "", err
 	}
-	if o.Model.Provider == "" {
-		return "", fmt.Errorf("%w: the rounds need a model provider", ErrInvalidContract)
+	if o.Model.Provider == "" && !goalRun(c.Normalized) {
+		return "", fmt.Errorf("%w: the rounds need a model provider (rein loop start --provider NAME)", ErrInvalidContract)
 	}
 	id := newID(env.now())
 	l, err := ledger.Create(loopDir(env.Home, id), ledger.Header{Type: ledger.TypeLoop, ID: id,
@@ -90,7 +101,7 @@ func Start(env Env, o StartOptions) (string, error) {
 	}
 	defer l.Close()
 	_, err = l.Append(ledger.Entry{Kind: KindStarted, Body: started{File: file, Workspace: o.Workspace,
-		Contract: c.Normalized, ContractDigest: c.Digest, Trigger: trig, Model: o.Model}})
+		Contract: c.Normalized, ContractDigest: c.Digest, Trigger: trig, Model: o.Model, Run: o.Run}})
 	return id, err
 }
 
@@ -136,7 +147,7 @@ func Run(ctx context.Context, env Env, id string) (string, error) {
 			if err != nil {
 				return err
 			}
-			ok, err := precheck(env, l, v)
+			ok, err := precheck(ctx, env, l, v)
 			if err != nil || !ok {
 				v, _ = readView(env.Home, id)
 				state = v.State
@@ -151,7 +162,8 @@ func Run(ctx context.Context, env Env, id string) (string, error) {
 			if _, err := l.Append(ledger.Entry{Kind: KindTrigger, Body: runFiring(v, env.now())}); err != nil {
 				return err
 			}
-			if state, err = runRound(ctx, env, l, v); err != nil || state != StateReady {
+			state, err = nextRound(ctx, env, l, v)
+			if err != nil || state != StateReady {
 				return err
 			}
 		}
@@ -159,11 +171,29 @@ func Run(ctx context.Context, env Env, id string) (string, error) {
 	return state, err
 }
 
+// nextRound takes the resume steps before the next round (prepare) and, when they hold,
+// runs the round: one stage of the goal's delivery run, or a model round. It returns the
+// loop's state afterwards. Every trigger (rein loop run, rein loop serve) goes through it.
+func nextRound(ctx context.Context, env Env, l *ledger.Ledger, v *view) (string, error) {
+	p, ok, err := prepare(env, l, v, v.Rounds+1)
+	if err != nil || !ok {
+		if now, verr := readView(env.Home, v.ID); verr == nil {
+			return now.State, err
+		}
+		return "", err
+	}
+	if goalRun(v.Started.Contract) {
+		return runGoalRound(ctx, env, l, v)
+	}
+	return runRound(ctx, env, l, v, p)
+}
+
 // precheck settles what must hold before a round, in order: a finished loop refuses; the
-// contract is the locked one (drift blocks; restoring it lifts); an interrupted round is
-// closed; a pending gate waits (or times out); a blocked loop stays; the budget has room.
-// It reports whether a round may run.
-func precheck(env Env, l *ledger.Ledger, v *view) (bool, error) {
+// contract is the locked one (drift blocks; restoring it or a relock lifts); an interrupted
+// round is closed (closeInterrupted) and an interrupted approval settled (settleApprovals);
+// a pending gate waits (or times out); a blocked loop stays; the budget has room. It
+// reports whether a round may run.
+func precheck(ctx context.Context, env Env, l *ledger.Ledger, v *view) (bool, error) {
 	if v.State == StateCompleted || v.State == StateAborted {
 		return false, fmt.Errorf("%w: loop %s is %s", ErrFinished, v.ID, v.State)
 	}
@@ -176,16 +206,33 @@ func precheck(env Env, l *ledger.Ledger, v *view) (bool, error) {
 		return false, nil
 	}
 	if v.Reason == ReasonContractDrift {
-		if err := appendState(l, StateReady, ReasonDriftLifted, "the contract file matches the locked digest again"); err != nil {
+		s := v.afterDrift(ReasonDriftLifted, "the contract file matches the locked digest again")
+		if _, err := l.Append(ledger.Entry{Kind: KindState, Body: s}); err != nil {
 			return false, err
 		}
-		v.State, v.Reason = StateReady, ReasonDriftLifted
+		v.State, v.Reason = s.State, s.Reason
 	}
-	if v.Open > 0 {
-		if _, err := l.Append(ledger.Entry{Kind: KindRoundEnd, Body: roundEnd{Round: v.Open, State: StateReady, Reason: ReasonInterrupted, Claim: ClaimNone}}); err != nil {
+	if v.Open > 0 || len(v.Approving) > 0 {
+		if v.Open > 0 {
+			if err := closeInterrupted(ctx, env, l, v); err != nil {
+				return false, err
+			}
+		} else if err := settleApprovals(l, v); err != nil {
 			return false, err
 		}
-		v.State = StateReady
+		nv, err := readView(env.Home, v.ID)
+		if err != nil {
+			return false, err
+		}
+		*v = *nv
+		if v.State != StateReady {
+			return false, nil
+		}
+	}
+	if v.State == StateWaitingForHuman && v.Reason == ReasonRunWaiting {
+		if _, err := runDecided(env, l, v); err != nil {
+			return false, err
+		}
 	}
 	switch v.State {
 	case StateWaitingForHuman:
@@ -195,7 +242,9 @@ func precheck(env Env, l *ledger.Ledger, v *view) (bool, error) {
 		}
 		return false, nil
 	case StateBlocked:
-		if v.Reason != ReasonIdenticalRetry { // a refused identical retry is looked at again: see refuseRetry
+		// A refused identical retry is looked at again (see refuseRetry), and so is a failed
+		// precondition (see prepare).
+		if v.Reason != ReasonIdenticalRetry && v.Reason != ReasonPrecondition {
 			return false, nil
 		}
 	}
@@ -212,7 +261,8 @@ func contractDrift(v *view) string {
 		return fmt.Sprintf("the contract file %s no longer reads as the locked contract: %v; restore it", v.Started.File, err)
 	}
 	if c.Digest != v.Started.ContractDigest {
-		return fmt.Sprintf("the contract file %s changed: digest %s, locked %s; restore it", v.Started.File, c.Digest, v.Started.ContractDigest)
+		return fmt.Sprintf("the contract file %s changed (%s): digest %s, locked %s; restore it, or adopt it with rein loop relock %s --approver WHO",
+			v.Started.File, strings.Join(changedFields(v.Started.Contract, c.Normalized), ", "), c.Digest, v.Started.ContractDigest, v.ID)
 	}
 	return ""
 }

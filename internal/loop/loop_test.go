@@ -439,7 +439,7 @@ func TestStaleContextRow(t *testing.T) {
 	if !strings.Contains(r2, "Stale: the workspace changed outside the loop since round 1's checkpoint") || strings.Contains(r2, "want 42, got 41") {
 		t.Fatalf("round 2's request does not drop the stale conclusions:\n%s", r2)
 	}
-	if ks := strings.Join(kinds(t, f.env.Home, id), " "); !strings.Contains(ks, "budget.raised loop.state loop.trigger round.started loop.state") {
+	if ks := strings.Join(kinds(t, f.env.Home, id), " "); !strings.Contains(ks, "budget.raised loop.state loop.trigger loop.resumed loop.state round.started") {
 		t.Fatalf("kinds %s: the stale context is not recorded before round 2", ks)
 	}
 }

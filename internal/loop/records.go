@@ -72,6 +72,7 @@ type started struct {
 	ContractDigest artifact.Digest `json:"contractDigest"`
 	Trigger        Trigger         `json:"trigger"`
 	Model          ModelRef        `json:"model"`
+	Run            string          `json:"run,omitempty"` // the delivery run the goal names (goalrun.go)
 }
 
 // ModelRef names the rounds' model (never a key).
@@ -165,6 +166,12 @@ type view struct {
 	LastRoundAt time.Time
 	Firings     int     // loop.trigger records
 	LastFiring  *Firing // the latest of them
+	// Resume and relock (resume.go, relock.go).
+	PreDrift   stateChange       // the state before contract drift was recorded
+	Relocks    int               // contract.relocked records
+	Amendments []Amendment       // in order
+	Held       []GateRequest     // gates held in the open round (gate.held)
+	Approving  map[string]string // gate id → approver of an approval whose action started, undecided
 }
 
 func loopDir(home, id string) string { return filepath.Join(home, LoopsDir, id) }
@@ -212,6 +219,9 @@ func (v *view) visit(r ledger.Record) error {
 		if err := dec(&s); err != nil {
 			return err
 		}
+		if s.Reason == ReasonContractDrift && v.Reason != ReasonContractDrift {
+			v.PreDrift = stateChange{State: v.State, Reason: v.Reason, Detail: v.Detail}
+		}
 		v.State, v.Reason, v.Detail = s.State, s.Reason, s.Detail
 	case KindRoundStart:
 		var s roundStart
@@ -244,13 +254,14 @@ func (v *view) visit(r ledger.Record) error {
 		v.ElapsedMs += e.ElapsedMs
 		v.Ends = append(v.Ends, e)
 		v.LastEnd = &v.Ends[len(v.Ends)-1]
-		v.Pending, v.Decisions, v.WaitingFrom, v.LastRoundAt = e.Gates, nil, r.TS, r.TS
+		v.Pending, v.Decisions, v.WaitingFrom, v.LastRoundAt, v.Held = e.Gates, nil, r.TS, r.TS, nil
 	case KindGateDecided:
 		var d gateDecision
 		if err := dec(&d); err != nil {
 			return err
 		}
 		v.Decisions = append(v.Decisions, d)
+		delete(v.Approving, d.ID)
 		for i, g := range v.Pending {
 			if g.ID == d.ID {
 				v.Pending = append(v.Pending[:i:i], v.Pending[i+1:]...)
@@ -264,6 +275,9 @@ func (v *view) visit(r ledger.Record) error {
 		}
 		v.Budget = b.New
 	default:
+		if ok, err := v.visitResume(r, dec); ok {
+			return err
+		}
 		if !ledger.Skippable(r.Kind) {
 			return fmt.Errorf("%w: loop ledger record %d has the unknown kind %q", ledger.ErrCorrupt, r.Seq, r.Kind)
 		}

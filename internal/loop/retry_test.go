@@ -37,8 +37,8 @@ func TestIdenticalRetryIsRefused(t *testing.T) {
 	// Running again changes nothing and records nothing new.
 	before := len(kinds(t, f.env.Home, id))
 	f.run(id, StateBlocked, ReasonIdenticalRetry)
-	if ks := kinds(t, f.env.Home, id); len(ks) != before+1 || ks[len(ks)-1] != KindTrigger {
-		t.Fatalf("kinds %v: a second refusal wrote more than its trigger", ks[before:])
+	if ks := kinds(t, f.env.Home, id); len(ks) != before+2 || ks[len(ks)-2] != KindTrigger || ks[len(ks)-1] != KindResumed {
+		t.Fatalf("kinds %v: a second refusal wrote more than its trigger and resume steps", ks[before:])
 	}
 
 	// A person changes the workspace: round 3 is a different round, runs, and completes.
@@ -48,8 +48,8 @@ func TestIdenticalRetryIsRefused(t *testing.T) {
 		t.Fatalf("rounds %d", rep.Rounds)
 	}
 	ks := strings.Join(kinds(t, f.env.Home, id), " ")
-	if !strings.Contains(ks, "loop.trigger loop.state round.started loop.state") {
-		t.Fatalf("kinds %s: retry_lifted then stale_context are not recorded around round 3's start", ks)
+	if !strings.Contains(ks, "loop.trigger loop.resumed loop.state loop.state round.started") {
+		t.Fatalf("kinds %s: stale_context then retry_lifted are not recorded before round 3 starts", ks)
 	}
 	ts, _, err := History(f.env, id)
 	if err != nil {
@@ -59,7 +59,7 @@ func TestIdenticalRetryIsRefused(t *testing.T) {
 	for _, tr := range ts {
 		reasons = append(reasons, tr.Reason)
 	}
-	want := "started verification_failed verification_failed identical_retry retry_lifted stale_context verification_passed"
+	want := "started verification_failed verification_failed identical_retry stale_context retry_lifted verification_passed"
 	if got := strings.Join(reasons, " "); got != want {
 		t.Fatalf("history %s, want %s", got, want)
 	}

@@ -29,32 +29,24 @@ for a person: when one is refused, do not retry or work around it.`
 
 // runRound runs round n+1: its record, a fresh session, rein's verification, the next state
 // chosen by decide, the checkpoint and the round's end (one write).
-func runRound(ctx context.Context, env Env, l *ledger.Ledger, v *view) (string, error) {
+func runRound(ctx context.Context, env Env, l *ledger.Ledger, v *view, p prepared) (string, error) {
 	n := v.Rounds + 1
 	ws := v.Started.Workspace
-	stale, staleTree := "", ""
-	if v.Checkpoint != nil && v.Checkpoint.Artifacts != nil {
-		if cur, err := treeDigest(ws); err == nil && cur != v.Checkpoint.Artifacts["workspace"] {
-			stale = fmt.Sprintf("the workspace changed outside the loop since round %d's checkpoint (%s, now %s): its conclusions are dropped", v.Checkpoint.Round, v.Checkpoint.Artifacts["workspace"], cur)
-			staleTree = cur
-		}
-	}
-	key := roundKey(v, staleTree)
+	stale := p.stale
+	key := roundKey(v, p.staleTree)
 	if refused, err := refuseRetry(l, v, key, n); err != nil || refused {
 		return StateBlocked, err
 	}
+	env.crash("round-start")
 	if _, err := l.Append(ledger.Entry{Kind: KindRoundStart, Body: roundStart{Round: n, Key: &key}}); err != nil {
 		return "", err
 	}
-	if stale != "" {
-		if err := appendState(l, StateReady, ReasonStaleContext, stale); err != nil {
-			return "", err
-		}
-	}
-	gate, err := newHumanGate(v.Started.Contract.RequiredFor, ws, n)
+	hg, err := newHumanGate(v.Started.Contract.RequiredFor, ws, n)
 	if err != nil {
 		return "", err
 	}
+	gate := &recordingGate{humanGate: hg, l: l}
+	env.crash("session")
 	rep := &reportTool{}
 	sid := fmt.Sprintf("%s-r%d", v.ID, n)
 	sdir := filepath.Join(loopDir(env.Home, v.ID), "rounds", fmt.Sprint(n))
@@ -73,7 +65,9 @@ func runRound(ctx context.Context, env Env, l *ledger.Ledger, v *view) (string, 
 	r := rep.result()
 	end.Claim = r.Claim
 	end.Gates = gate.requests()
+	env.crash("verify")
 	end.Verification = verify(ctx, v.Started.Contract.Verification, ws)
+	env.crash("verified")
 	causes := rootCauses(v.Ends, n, end.Verification)
 	rule := v.Started.Contract.Failure
 	end.State, end.Reason, end.Detail = decide(outcome{Gates: end.Gates, Verification: end.Verification, Claim: r.Claim,
@@ -91,6 +85,7 @@ func runRound(ctx context.Context, env Env, l *ledger.Ledger, v *view) (string, 
 		return end.State, aerr
 	}
 	_, err = l.AppendAll([]ledger.Entry{{Kind: KindCheckpoint, Body: body}, {Kind: KindRoundEnd, Body: end}}, nil)
+	env.crash("ended")
 	return end.State, err
 }
 

@@ -95,7 +95,7 @@ func (s *server) serve(ctx context.Context, ln net.Listener, o ServeOptions) err
 	if err != nil {
 		return err
 	}
-	if ok, err := precheck(s.env, s.l, v); err != nil || !ok {
+	if ok, err := precheck(ctx, s.env, s.l, v); err != nil || !ok {
 		return err
 	}
 	info := Serving{Trigger: v.Started.Trigger}
@@ -203,12 +203,12 @@ func (s *server) round(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ok, err := precheck(s.env, s.l, v)
+	ok, err := precheck(ctx, s.env, s.l, v)
 	if err != nil || !ok {
 		v, _ = readView(s.env.Home, s.id)
 		return v.State, err
 	}
-	return runRound(ctx, s.env, s.l, v)
+	return nextRound(ctx, s.env, s.l, v)
 }
 
 // submit hands a firing to the scheduler and returns its recorded disposition.

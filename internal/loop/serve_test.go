@@ -160,8 +160,8 @@ func TestServeQueuesOnce(t *testing.T) {
 		t.Fatalf("kinds %s: four firings, one during no round, want exactly two rounds", ks)
 	}
 	// round 1 starts after its firing; the three later firings are recorded while it runs;
-	// round 2 starts from the queue, with no firing of its own.
-	if !strings.Contains(ks, "loop.trigger round.started loop.trigger loop.trigger loop.trigger loop.checkpoint round.ended round.started") {
+	// round 2 starts from the queue, with no firing of its own (each round after its resume steps).
+	if !strings.Contains(ks, "loop.trigger loop.resumed round.started loop.trigger loop.trigger loop.trigger loop.checkpoint round.ended loop.resumed round.started") {
 		t.Fatalf("kinds %s: want the queued round right after round 1's end", ks)
 	}
 	if data, _ := os.ReadFile(filepath.Join(f.ws, "answer.txt")); string(data) != "42" {

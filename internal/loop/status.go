@@ -40,6 +40,8 @@ type Report struct {
 	LastFiring     *Firing              `json:"lastFiring,omitempty"`
 	Lease          *lease.State         `json:"lease,omitempty"`
 	Next           string               `json:"next,omitempty"`
+	Relocks        []Amendment          `json:"relocks,omitempty"` // contract.relocked, in order
+	Run            string               `json:"run,omitempty"`     // the delivery run the goal names
 }
 
 // Step is one ended round.
@@ -59,7 +61,7 @@ func Status(env Env, id string) (*Report, error) {
 	r := &Report{Schema: StatusSchemaVersion, ID: id, State: v.State, Reason: v.Reason, Detail: v.Detail,
 		Contract: v.Started.File, ContractDigest: v.Started.ContractDigest, Goal: v.Started.Contract.Goal,
 		Trigger: v.Started.Trigger, Rounds: v.Rounds, Budget: v.Budget, Gates: v.Pending,
-		Used: Budget{Rounds: v.Rounds, Tokens: v.Tokens, CostUSD: v.CostUSD}, Firings: v.Firings, LastFiring: v.LastFiring}
+		Used: Budget{Rounds: v.Rounds, Tokens: v.Tokens, CostUSD: v.CostUSD}, Firings: v.Firings, LastFiring: v.LastFiring, Relocks: v.Amendments, Run: v.Started.Run}
 	if v.ElapsedMs > 0 {
 		r.Used.Elapsed = fmt.Sprintf("%dms", v.ElapsedMs)
 	}
@@ -88,11 +90,13 @@ func Status(env Env, id string) (*Report, error) {
 func next(r *Report) string {
 	switch {
 	case r.Drift != "":
-		return "restore the contract file to the locked one, then `rein loop run " + r.ID + "`"
+		return "restore the contract file to the locked one, or adopt it with `rein loop relock " + r.ID + " --approver WHO`; then `rein loop run " + r.ID + "`"
 	case r.State == StateReady && r.Lease != nil:
 		return fmt.Sprintf("served by rein loop serve (pid %d): a round runs when its trigger fires", r.Lease.PID)
 	case r.State == StateReady:
 		return "rein loop run " + r.ID
+	case r.State == StateWaitingForHuman && r.Reason == ReasonRunWaiting:
+		return "decide what the delivery run waits for (rein run status " + r.Run + "), then rein loop run " + r.ID
 	case r.State == StateWaitingForHuman:
 		var s []string
 		for _, g := range r.Gates {
@@ -116,6 +120,9 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "  %s\n", r.Detail)
 	}
 	fmt.Fprintf(w, "goal: %s\ncontract: %s (%s)\n", r.Goal, r.Contract, r.ContractDigest)
+	for _, a := range r.Relocks {
+		WriteAmendment(w, a)
+	}
 	if r.Drift != "" {
 		fmt.Fprintf(w, "drift: %s\n", r.Drift)
 	}

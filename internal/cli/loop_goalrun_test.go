@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/reinhq/rein/internal/loop"
+)
+
+const goalRunContract = `trigger: manual
+goal: the delivery run reaches Delivery Ready
+verification:
+  - id: delivery
+    delivery_run: delivery-ready
+stop:
+  success: all verification passes
+  failure: same root cause fails 3 times in a row
+  budget: {rounds: 40}
+memory:
+  exclude: [secrets]
+human_gate:
+  required_for: [push]
+`
+
+// TestLoopGoalIsADeliveryRun: a loop whose goal is the demo's delivery run (script models,
+// offline) advances the run by one stage a round through the run engine, waits for a person
+// whenever the run does (its gates), and completes only when the run is at Delivery Ready.
+func TestLoopGoalIsADeliveryRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a whole delivery run")
+	}
+	for _, p := range []string{"git", "go"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("needs %s", p)
+		}
+	}
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	t.Setenv("REIN_HOME", home)
+	t.Setenv("HOME", filepath.Join(dir, "user"))
+	t.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(dir, "claude-config"))
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	t.Setenv("OPENAI_API_KEY", "")
+	repo := filepath.Join(dir, "repo")
+	if err := setupDeliveryRepo(context.Background(), repo, version()); err != nil {
+		t.Fatal(err)
+	}
+	req, contract := filepath.Join(dir, "requirement.md"), filepath.Join(dir, "loop.yaml")
+	for f, s := range map[string]string{req: demoRequirement, contract: goalRunContract} {
+		if err := os.WriteFile(f, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(repo)
+	rein := func(args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		code := Main(context.Background(), args, strings.NewReader(""), &out, &errb)
+		return code, out.String() + errb.String()
+	}
+	_, out := rein("run", "start", "--requirement", req)
+	runID := regexp.MustCompile(`run: (\S+)`).FindStringSubmatch(out)
+	if runID == nil {
+		t.Fatalf("rein run start: %s", out)
+	}
+	if code, out := rein("loop", "start", contract); code != 2 || !strings.Contains(out, "--run RUN") {
+		t.Fatalf("a delivery-run goal without --run: exit %d\n%s", code, out)
+	}
+	code, out := rein("loop", "start", contract, "--run", runID[1])
+	if code != 0 {
+		t.Fatalf("loop start: exit %d\n%s", code, out)
+	}
+	id := regexp.MustCompile(`loop: (\S+)`).FindStringSubmatch(out)[1]
+	env := loop.Env{Home: home}
+	var gates []string
+	for range 6 {
+		code, out = rein("loop", "run", id)
+		rep, err := loop.Status(env, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs := runStatus(t, rein, runID[1])
+		if rep.State == loop.StateCompleted {
+			if rs.Stage != "delivery-ready" || code != 0 {
+				t.Fatalf("the loop completed with the run at %s (exit %d)\n%s", rs.Stage, code, out)
+			}
+			break
+		}
+		if code != 4 || rep.State != loop.StateWaitingForHuman || rep.Reason != loop.ReasonRunWaiting || rs.State != "waiting_for_human" || rs.Waiting.Gate == "" {
+			t.Fatalf("loop %s (%s), exit %d, run %s at %s: the loop must wait exactly when the run does\n%s", rep.State, rep.Reason, code, rs.State, rs.Stage, out)
+		}
+		if !strings.Contains(rep.Detail, "gate "+rs.Waiting.Gate) || !strings.Contains(rep.Next, "rein run status "+runID[1]) {
+			t.Fatalf("detail %q, next %q: the loop must name what the run waits for", rep.Detail, rep.Next)
+		}
+		// Nothing moves while the run waits.
+		if code, _ := rein("loop", "run", id); code != 4 {
+			t.Fatalf("loop run while the run waits: exit %d", code)
+		}
+		if again, _ := loop.Status(env, id); again.Rounds != rep.Rounds {
+			t.Fatalf("a round ran while the run waited for a person")
+		}
+		gates = append(gates, rs.Waiting.Gate)
+		if code, out := rein("run", "approve", runID[1], "--gate", rs.Waiting.Gate, "--digest", rs.Waiting.Digest, "--approver", "ana"); code != 0 {
+			t.Fatalf("run approve: exit %d\n%s", code, out)
+		}
+	}
+	if strings.Join(gates, " ") != "spec ticket-plan run" {
+		t.Fatalf("the loop waited at %v, want the run's three gates", gates)
+	}
+	rep, _ := loop.Status(env, id)
+	if rep.State != loop.StateCompleted {
+		t.Fatalf("loop %s (%s)", rep.State, rep.Reason)
+	}
+	_, cps, err := loop.History(env, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, cp := range cps {
+		passed := cp.Verification[0].Passed
+		if last := i == len(cps)-1; passed != last {
+			t.Fatalf("round %d: delivery check passed %t (%s): only the round that reaches Delivery Ready passes", cp.Round, passed, cp.CompletedScope)
+		}
+		from, to, _ := strings.Cut(strings.TrimPrefix(cp.CompletedScope, "delivery run "+runID[1]+": "), " -> ")
+		// Each round advances the run by one stage; the last one may find it already at
+		// Delivery Ready (approving the run gate delivered it) and only verifies.
+		if from == to && !(i == len(cps)-1 && to == "delivery-ready") {
+			t.Fatalf("round %d did not advance the run: %s", cp.Round, cp.CompletedScope)
+		}
+	}
+}
+
+type runStatusJSON struct {
+	State   string `json:"state"`
+	Stage   string `json:"stage"`
+	Waiting struct {
+		Gate   string `json:"gate"`
+		Digest string `json:"digest"`
+	} `json:"waiting"`
+}
+
+func runStatus(t *testing.T, rein func(...string) (int, string), id string) runStatusJSON {
+	t.Helper()
+	_, out := rein("run", "status", id, "--json")
+	var s runStatusJSON
+	if i := strings.Index(out, "{"); i < 0 || json.NewDecoder(strings.NewReader(out[i:])).Decode(&s) != nil {
+		t.Fatalf("run status --json: %s", out)
+	}
+	return s
+}
