@@ -1,15 +1,23 @@
 package run
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/internal/ledger"
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/script"
 )
@@ -356,5 +364,192 @@ func TestParallelOneBlockedOneAccepted(t *testing.T) {
 	rep, _ := Status(env, id)
 	if rep == nil || len(rep.Tickets) != 2 || rep.Tickets[0].State != "accepted" || rep.Tickets[1].State != "blocked" {
 		t.Fatalf("status tickets = %+v", rep)
+	}
+}
+
+// twoIndependent are two tickets of one batch, each writing its own file.
+func twoIndependent(o *overlap) *parallelModels {
+	return &parallelModels{plan: parallelPlan("{id: t1, title: F1, specItemIds: [r1], dependsOn: []}", "{id: t2, title: F2, specItemIds: [r2], dependsOn: []}"),
+		writers: fileWriter(1, false) + fileWriter(2, false), overlap: o}
+}
+
+// TestParallelCrashChild runs Next with --parallel 2 on a run at the ticket stages; once both
+// writers' first requests are in flight it writes REIN_PARALLEL_MARK and holds them until
+// its context ends: SIGTERM cancels it (Next returns), SIGKILL ends the process there.
+func TestParallelCrashChild(t *testing.T) {
+	home := os.Getenv("REIN_PARALLEL_HOME")
+	if home == "" {
+		t.Skip("runs only as the parallel crash tests' child process")
+	}
+	o := newOverlap("t1", "t2")
+	env := crashEnv(home)
+	if at := os.Getenv("REIN_PARALLEL_AT"); at != "" {
+		env = installCrash(env, at)
+	} else {
+		o.hold = true
+		o.onAll = func() {
+			if err := os.WriteFile(os.Getenv("REIN_PARALLEL_MARK"), []byte("both writers in flight"), 0o644); err != nil {
+				panic(err)
+			}
+		}
+	}
+	env.Agents = testAgents(home, twoIndependent(o).model)
+	env.Parallel = 2
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	_, err := Next(ctx, env, os.Getenv("REIN_PARALLEL_ID"))
+	if err == nil || ctx.Err() == nil {
+		t.Fatalf("Next = %v before any signal", err)
+	}
+	t.Logf("Next after SIGTERM: %v", err)
+}
+
+// TestParallelResumeAfterSignal stops a process while two tickets' writers run at the same
+// time — SIGKILL, or SIGTERM (which cancels both sessions: the process ends by itself) — and
+// resumes with another process: what the first recorded is kept (its ledger is a prefix of
+// the resumed one), both leases are reclaimed on evidence, both writer attempts settle as
+// interrupted, no ticket ever has two writers at once, and both tickets are accepted once.
+func TestParallelResumeAfterSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-executes the test binary")
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			env, id := startParallelRun(t, twoIndependent(nil), 2, nil)
+			mark := filepath.Join(t.TempDir(), "mark")
+			cmd := exec.Command(os.Args[0], "-test.run=^TestParallelCrashChild$", "-test.count=1", "-test.v")
+			cmd.Env = append(os.Environ(), "REIN_PARALLEL_HOME="+env.Home, "REIN_PARALLEL_ID="+id, "REIN_PARALLEL_MARK="+mark)
+			var out strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			for i := 0; ; i++ {
+				if _, err := os.Stat(mark); err == nil {
+					break
+				}
+				if i > 1200 {
+					t.Fatalf("the child never had both writers in flight\n%s", out.String())
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			if sig == syscall.SIGTERM && err != nil {
+				t.Fatalf("the child did not end by itself after SIGTERM: %v\n%s", err, out.String())
+			}
+			for _, tk := range []string{"t1", "t2"} {
+				if s, a := seqOf(t, env, id, KindTicketWriterStarted, tk), seqOf(t, env, id, KindTicketWriterAttempt, tk); len(s) != 1 || len(a) != 0 {
+					t.Fatalf("after %s: ticket %s has %d writer(s) started, %d settled", sig, tk, len(s), len(a))
+				}
+			}
+			ledgerPath := filepath.Join(runDir(env.Home, id), ledger.FileName)
+			before, _ := os.ReadFile(ledgerPath)
+			env.Parallel = 0 // rein run resume: the schedule's N
+			if _, err := Resume(context.Background(), env, id); err != nil {
+				t.Fatalf("Resume: %v\n%s", err, ticketStatusText(env, id))
+			}
+			if after, _ := os.ReadFile(ledgerPath); !bytes.HasPrefix(after, before) {
+				t.Fatal("resume lost or rewrote what the stopped process recorded")
+			}
+			checkOneWriterAtATime(t, env, id)
+			for _, tk := range []string{"t1", "t2"} {
+				if n := len(seqOf(t, env, id, KindTicketLeaseReclaimed, tk)); n != 1 {
+					t.Errorf("ticket %s's lease reclaimed %d times", tk, n)
+				}
+				var first TicketAttempt
+				if err := strictDecode(ticketRecordsOf(t, env, id, KindTicketWriterAttempt, tk)[0], &first); err != nil || first.Outcome != "failed" || first.Reason != ReasonInterrupted {
+					t.Errorf("ticket %s's stopped writer attempt = %+v, %v", tk, first, err)
+				}
+			}
+			checkTicketsOnce(t, env, id)
+		})
+	}
+}
+
+// TestParallelCrashMatrix SIGKILLs a process running two tickets at the same time at points
+// of one ticket's stages (whichever ticket reaches the point first; the other is wherever it
+// is) and resumes until the run reaches Manual Integration: every ticket accepted once, no
+// candidate commit made twice, never two writers on one ticket, settling again changes
+// nothing.
+func TestParallelCrashMatrix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-executes the test binary")
+	}
+	for _, at := range []string{"hook:ticket-intent", "hook:ticket-frozen", "hook:ticket-candidate", "hook:ticket-review-artifact", "hook:ticket-verification-artifact"} {
+		t.Run(strings.ReplaceAll(at, ":", "_"), func(t *testing.T) {
+			env, id := startParallelRun(t, twoIndependent(nil), 2, nil)
+			cmd := exec.Command(os.Args[0], "-test.run=^TestParallelCrashChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "REIN_PARALLEL_HOME="+env.Home, "REIN_PARALLEL_ID="+id, "REIN_PARALLEL_AT="+at)
+			out, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || !ee.ProcessState.Sys().(syscall.WaitStatus).Signaled() {
+				t.Fatalf("child was not killed at %s: %v\n%s", at, err, out)
+			}
+			env.Parallel = 0
+			for range 3 {
+				if rep, _ := Status(env, id); rep != nil && rep.Stage == "manual-integration" {
+					break
+				}
+				if _, err := Resume(context.Background(), env, id); err != nil {
+					t.Fatalf("Resume: %v\n%s", err, ticketStatusText(env, id))
+				}
+			}
+			if rep, err := Status(env, id); err != nil || rep.Stage != "manual-integration" {
+				t.Fatalf("stage %v, %v\n%s", rep.Stage, err, ticketStatusText(env, id))
+			}
+			checkOneWriterAtATime(t, env, id)
+			checkTicketsOnce(t, env, id)
+		})
+	}
+}
+
+// ticketRecordsOf returns the bodies of the run ledger's records of kind naming ticket.
+func ticketRecordsOf(t *testing.T, env Env, id, kind, ticket string) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for _, raw := range ticketRecords(t, env, id, kind) {
+		if strings.Contains(string(raw), `"ticket":"`+ticket+`"`) {
+			out = append(out, raw)
+		}
+	}
+	return out
+}
+
+// checkOneWriterAtATime reads the run ledger in order: a ticket's writer starts only when its
+// previous one settled, and its lease is taken only when the last one was released or
+// reclaimed.
+func checkOneWriterAtATime(t *testing.T, env Env, id string) {
+	t.Helper()
+	writer, leased := map[string]bool{}, map[string]bool{}
+	for rec, err := range mustReadLedger(t, runDir(env.Home, id)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b struct {
+			Ticket string `json:"ticket"`
+		}
+		if !strings.HasPrefix(rec.Kind, "ticket.") || json.Unmarshal(rec.Body, &b) != nil {
+			continue
+		}
+		switch rec.Kind {
+		case KindTicketWriterStarted:
+			if writer[b.Ticket] {
+				t.Fatalf("seq %d: a second writer of ticket %s started while one was open", rec.Seq, b.Ticket)
+			}
+			writer[b.Ticket] = true
+		case KindTicketWriterAttempt:
+			writer[b.Ticket] = false
+		case KindTicketLease:
+			if leased[b.Ticket] {
+				t.Fatalf("seq %d: ticket %s leased while its lease was held", rec.Seq, b.Ticket)
+			}
+			leased[b.Ticket] = true
+		case KindTicketLeaseReleased, KindTicketLeaseReclaimed:
+			leased[b.Ticket] = false
+		}
 	}
 }
