@@ -271,6 +271,7 @@ func TestParallelTicketsOverlap(t *testing.T) {
 	if strings.Join(order, " ") != "t1:accepted t2:accepted t3:accepted" {
 		t.Fatalf("tickets %v", order)
 	}
+	checkTicketMetrics(t, env, id, map[string]string{"t1": "accepted", "t2": "accepted", "t3": "accepted"})
 }
 
 // writerTurns sums the model turns of the recorded writer attempts.
@@ -364,6 +365,83 @@ func TestParallelOneBlockedOneAccepted(t *testing.T) {
 	rep, _ := Status(env, id)
 	if rep == nil || len(rep.Tickets) != 2 || rep.Tickets[0].State != "accepted" || rep.Tickets[1].State != "blocked" {
 		t.Fatalf("status tickets = %+v", rep)
+	}
+	if s := rep.Tickets[1].TicketSummary; s.Attempts != MaxTicketAttempts || len(s.WriterModels) != 1 || len(s.ReviewModels) != 0 || s.Verification.Last != "" {
+		t.Errorf("t2's summary = %+v", s)
+	}
+	if s := rep.Tickets[0].TicketSummary; s.Attempts != 1 || len(s.ReviewModels) != 1 || s.ReviewModels[0] == s.WriterModels[0] || s.Verification != (VerificationCounts{Passed: 1, Last: "passed"}) {
+		t.Errorf("t1's summary = %+v", s)
+	}
+	checkTicketMetrics(t, env, id, map[string]string{"t1": "accepted", "t2": "blocked"})
+}
+
+// checkTicketMetrics recomputes each ticket's numbers from the run ledger's ticket records
+// and compares them with `rein run metrics` (and its text).
+func checkTicketMetrics(t *testing.T, env Env, id string, states map[string]string) {
+	t.Helper()
+	m, err := RunMetrics(env, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Tickets) != len(states) {
+		t.Fatalf("metrics tickets = %+v", m.Tickets)
+	}
+	var roleTurns [2]int
+	for _, tm := range m.Tickets {
+		var want [2]Counts
+		var blocking, advisory, passed, failed int
+		for i, kind := range []string{KindTicketWriterAttempt, KindTicketReviewAttempt} {
+			for _, raw := range ticketRecordsOf(t, env, id, kind, tm.Ticket) {
+				var a TicketAttempt
+				if err := strictDecode(raw, &a); err != nil {
+					t.Fatal(err)
+				}
+				want[i].Attempts++
+				want[i].Turns += a.Turns
+				want[i].InputTokens += a.InputTokens
+				want[i].OutputTokens += a.OutputTokens
+				want[i].ElapsedMs += a.ElapsedMs
+				if a.Outcome == "accepted" {
+					blocking, advisory = blocking+a.Blocking, advisory+a.Advisory
+				}
+			}
+		}
+		for _, raw := range ticketRecordsOf(t, env, id, KindTicketVerification, tm.Ticket) {
+			var v TicketVerification
+			if err := strictDecode(raw, &v); err != nil {
+				t.Fatal(err)
+			}
+			if v.Passed {
+				passed++
+			} else {
+				failed++
+			}
+		}
+		for i, got := range []Counts{tm.Writer, tm.Review} {
+			w := want[i]
+			if got.Attempts != w.Attempts || got.Turns != w.Turns || got.InputTokens != w.InputTokens || got.OutputTokens != w.OutputTokens || got.ElapsedMs != w.ElapsedMs {
+				t.Errorf("ticket %s role %d: metrics %+v, ledger %+v", tm.Ticket, i, got, w)
+			}
+			roleTurns[i] += got.Turns
+		}
+		if tm.Tokens != want[0].InputTokens+want[0].OutputTokens+want[1].InputTokens+want[1].OutputTokens || tm.Writer.InputTokens == 0 {
+			t.Errorf("ticket %s: tokens %d, ledger %+v", tm.Ticket, tm.Tokens, want)
+		}
+		if tm.State != states[tm.Ticket] || tm.Findings != (Findings{blocking, advisory}) || tm.Verification.Passed != passed || tm.Verification.Failed != failed || tm.Attempts != want[0].Attempts {
+			t.Errorf("ticket %s: metrics %+v", tm.Ticket, tm)
+		}
+	}
+	for _, rm := range m.Roles {
+		if rm.Role == RoleWriter && rm.Turns != roleTurns[0] || rm.Role == RoleReview && rm.Turns != roleTurns[1] {
+			t.Errorf("role %s: %d turns, its tickets' %v", rm.Role, rm.Turns, roleTurns)
+		}
+	}
+	var b strings.Builder
+	m.WriteText(&b)
+	for tk, st := range states {
+		if !strings.Contains(b.String(), "ticket: "+tk+" "+st+",") {
+			t.Errorf("metrics text lacks ticket %s %s:\n%s", tk, st, b.String())
+		}
 	}
 }
 
