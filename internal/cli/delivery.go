@@ -288,7 +288,9 @@ Checklist and Full Run Verification.`,
 			if nextParallel < 1 {
 				return fmt.Errorf("%w: --parallel %d: at least 1 ticket runs at a time", ErrUsage, nextParallel)
 			}
-			env.Parallel = nextParallel
+			if cmd.Flags().Changed("parallel") {
+				env.Parallel = nextParallel // else 1, or the N the tickets were scheduled with
+			}
 			if err := sandboxCommands(&env, nextSandbox); err != nil {
 				return err
 			}
@@ -334,7 +336,7 @@ Checklist and Full Run Verification.`,
 		},
 	}
 	next.Flags().StringVar(&nextTrace, "trace", "", traceUsage)
-	next.Flags().IntVar(&nextParallel, "parallel", 1, "at most N independent tickets per batch (dependsOn order); a batch's tickets run one after another for now")
+	next.Flags().IntVar(&nextParallel, "parallel", 1, "run at most N independent tickets of a batch at the same time (dependsOn order; default 1, or the N the run's tickets were scheduled with)")
 	resume.Flags().StringVar(&resumeTrace, "trace", "", traceUsage)
 	next.Flags().BoolVar(&nextSandbox, "sandbox", false, sandboxHelp)
 	resume.Flags().BoolVar(&resumeSandbox, "sandbox", false, sandboxHelp)

@@ -205,9 +205,17 @@
 //
 // After the Ticket Plan Gate, [Next] runs every ticket of the approved plan (ticket.go,
 // ticket_run.go) through Ticket Execution, Review, Verification and Acceptance, in the
-// batches of schedule.Batches for [Env.Parallel] (dependsOn order; a batch's tickets run one
-// after another for now), and completes ticket-acceptance once all are accepted, which puts
-// the run at manual-integration. Once, before any ticket starts, ticket.scheduled records the
+// batches of schedule.Batches for [Env.Parallel] (dependsOn order), and completes
+// ticket-acceptance once all are accepted, which puts the run at manual-integration. The
+// tickets of a batch run at the same time (ticket_parallel.go: one goroutine per ticket, at
+// most Env.Parallel — or the schedule's N — at once); each goroutine alone touches its
+// ticket's state, and what they share is under ticketState.mu: Run.StageAttempts, Run.Blockers
+// and the live sessions, through which each model turn is reserved from the role's budget
+// before it starts (turnReservation, a context hook; ticket_budget.go). The run ledger
+// serializes their appends: ticket records interleave in the order things happened, each
+// naming its ticket, with the shapes below. A ticket's failure stops the batch after every
+// other ticket's current attempt (writer, review, verification, acceptance) is recorded; the
+// failures are reported in batch order. Once, before any ticket starts, ticket.scheduled records the
 // fan-out decision (schedule.CheckFanOut over one writer and one review attempt per ticket, at
 // least [MinAttemptTurns] each; short: run_budget_insufficient, nothing started), the base
 // (the commit the run started on, from the snapshot) and the delivery branch, made there by

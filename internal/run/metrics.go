@@ -35,6 +35,21 @@ type Metrics struct {
 	Recoveries map[string]int `json:"recoveries"`
 	// Blockers counts the blockers recorded in the run ledger, by code.
 	Blockers map[string]int `json:"blockers"`
+	// Tickets are the approved plan's tickets once the ticket stages began, in schedule
+	// order, each with what its own attempts spent.
+	Tickets []TicketMetrics `json:"tickets"`
+}
+
+// TicketMetrics are one ticket's numbers, from its ticket.* records: its state, the summary
+// status shows, and its writer and review attempts summed as a stage's are.
+type TicketMetrics struct {
+	Ticket string `json:"ticket"`
+	State  string `json:"state"`
+	TicketSummary
+	Writer  Counts  `json:"writer"`
+	Review  Counts  `json:"review"`
+	Tokens  int     `json:"tokens"`
+	CostUSD float64 `json:"costUsd"`
 }
 
 // StageMetrics are one model stage's numbers.
@@ -133,7 +148,30 @@ func RunMetrics(env Env, id string) (*Metrics, error) {
 	if err := m.countRecords(r, l.Records()); err != nil {
 		return nil, err
 	}
+	m.Tickets = r.ticketMetrics()
 	return m, nil
+}
+
+// ticketMetrics sums each ticket's attempts, in schedule order.
+func (r *Run) ticketMetrics() []TicketMetrics {
+	out := []TicketMetrics{}
+	if r.Tickets.Schedule == nil {
+		return out
+	}
+	for _, id := range slices.Concat(r.Tickets.Schedule.Batches...) {
+		t := r.Tickets.get(id)
+		tm := TicketMetrics{Ticket: id, State: ticketStateOf(t, r.Blockers), TicketSummary: t.summary(), Writer: newCounts(), Review: newCounts()}
+		for _, a := range t.Writers {
+			tm.Writer.add(a.Attempt)
+		}
+		for _, a := range t.Reviews {
+			tm.Review.add(a.Attempt)
+		}
+		tm.Tokens = tm.Writer.InputTokens + tm.Writer.OutputTokens + tm.Review.InputTokens + tm.Review.OutputTokens
+		tm.CostUSD = tm.Writer.CostUSD + tm.Review.CostUSD
+		out = append(out, tm)
+	}
+	return out
 }
 
 // countRecords counts the recoveries and blockers the ledger records outside the attempts.
@@ -176,6 +214,14 @@ func (m *Metrics) WriteText(w io.Writer) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(m.Blockers)) {
 		fmt.Fprintf(w, "blocker: %s %d\n", k, m.Blockers[k])
+	}
+	for _, t := range m.Tickets {
+		fmt.Fprintf(w, "ticket: %s %s, %d writer attempt(s), %d token(s) $%.4f\n", t.Ticket, t.State, t.Attempts, t.Tokens, t.CostUSD)
+		t.TicketSummary.writeText(w, "  ")
+		fmt.Fprint(w, "  writer: ")
+		t.Writer.writeText(w)
+		fmt.Fprint(w, "  review: ")
+		t.Review.writeText(w)
 	}
 }
 

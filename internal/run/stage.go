@@ -230,6 +230,11 @@ type budgetLeft struct {
 
 func (r *Run) budgetLeft(role string, pol ModelPolicy) budgetLeft {
 	turns, tokens, elapsed := r.roleUsed(role)
+	return budgetOf(pol, turns, tokens, elapsed)
+}
+
+// budgetOf is what remains of pol's budget once turns, tokens and elapsed are used.
+func budgetOf(pol ModelPolicy, turns, tokens int, elapsed time.Duration) budgetLeft {
 	limit, _ := time.ParseDuration(pol.Budget.Elapsed)
 	b := budgetLeft{turns: pol.Budget.ModelTurns - turns, tokens: pol.Budget.Tokens - tokens, elapsed: limit - elapsed}
 	b.detail = fmt.Sprintf("%d of %d model turns, %d of %d tokens, %s of %s used", turns, pol.Budget.ModelTurns, tokens, pol.Budget.Tokens, elapsed.Round(time.Millisecond), pol.Budget.Elapsed)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/reinhq/rein/internal/artifact"
 	"github.com/reinhq/rein/internal/lazyre"
@@ -166,11 +167,18 @@ type ticketRun struct {
 	Intent                 *freezeIntent
 }
 
-// ticketState is every ticket's state.
+// ticketState is every ticket's state. While the tickets of a batch run at the same time
+// (ticket_parallel.go), each ticket's goroutine alone touches its ticketRun; byID is not
+// written (every ticket of the schedule is in it before a batch starts); what they share —
+// Run.StageAttempts, Run.Blockers and live — is read and written under mu.
 type ticketState struct {
 	Schedule *TicketSchedule
 	byID     map[string]*ticketRun
-	order    []string
+	// order is the schedule's order (a ticket.scheduled record adds every ticket in it).
+	order []string
+	mu    sync.Mutex
+	// live are the ticket sessions running in this process, by session id.
+	live map[string]*liveSession
 }
 
 func (s *ticketState) get(id string) *ticketRun {
@@ -200,6 +208,9 @@ func (r *Run) applyTicket(rec ledger.Record) error {
 			return err
 		}
 		ts.Schedule = &b
+		for _, id := range slices.Concat(b.Batches...) {
+			ts.get(id)
+		}
 	case KindTicketLease, KindTicketLeaseReleased, KindTicketLeaseReclaimed:
 		var b ticketLeaseBody
 		if err := dec(&b); err != nil {

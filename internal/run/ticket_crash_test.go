@@ -234,8 +234,18 @@ func checkTicketsOnce(t *testing.T, env Env, id string) {
 			starts[tr.Ticket] = tr.Accepted.Base // the ticket's start: t2's is t1's candidate
 		}
 	}
-	if starts["t2"] != rep.Tickets[0].Accepted.Candidate.Head {
-		t.Fatalf("t2 started from %s, not t1's accepted candidate %s", starts["t2"], rep.Tickets[0].Accepted.Candidate.Head)
+	for _, raw := range ticketRecords(t, env, id, KindTicketStart) {
+		var ts TicketStart
+		if err := json.Unmarshal(raw, &ts); err != nil {
+			t.Fatal(err)
+		}
+		want := ts.Base // no dependency: the run's base; t2 after t1: t1's accepted candidate
+		if len(ts.DependsOn) == 1 && ts.Ticket == "t2" {
+			want = rep.Tickets[0].Accepted.Candidate.Head
+		}
+		if starts[ts.Ticket] != want || ts.Start != want {
+			t.Fatalf("%s started from %s (recorded %s), want %s", ts.Ticket, starts[ts.Ticket], ts.Start, want)
+		}
 	}
 	for tk, n := range cands {
 		out, err := git(filepath.Join(env.Home, "worktrees", id, tk), "rev-list", "--count", "HEAD", "^"+starts[tk])

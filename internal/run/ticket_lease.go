@@ -82,6 +82,7 @@ func (r *Run) releaseTicketLease(l *ledger.Ledger, t *ticketRun) error {
 // recordBlocker records b once (a blocker already recorded and not lifted is not recorded
 // again) and returns it as a *BlockedError.
 func (r *Run) recordBlocker(l *ledger.Ledger, b Blocker) error {
+	defer r.lockTickets()() // tickets of a batch may record blockers at the same time
 	recorded := false
 	for _, o := range r.Blockers {
 		if sameBlocker(o, b) {

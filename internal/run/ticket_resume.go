@@ -39,7 +39,7 @@ func (r *Run) settleTicket(ctx context.Context, env Env, l *ledger.Ledger, t *ti
 		}
 		t.Reviews = append(t.Reviews, a)
 		t.OpenReview = nil
-		r.StageAttempts[a.Stage] = append(r.StageAttempts[a.Stage], a.Attempt)
+		r.noteTicketAttempt(a)
 	}
 	return nil
 }

@@ -45,7 +45,7 @@ func (r *Run) reviewAttempt(ctx context.Context, env Env, l *ledger.Ledger, tk c
 			Detail:   fmt.Sprintf("ticket %s's review model %s is a model its writer attempts used (%s); an independent review needs another model", t.ID, name, strings.Join(t.writerModels(), ", ")),
 			Recovery: []string{"abort the run (rein run abort " + r.ID + "), give the review role a model no writer uses in " + ProfilePath + ", approve it and start a new run"}})
 	}
-	left := r.budgetLeft(RoleReview, pol)
+	left := r.ticketBudget(env, RoleReview)
 	if left.exhausted != "" {
 		return r.recordBlocker(l, Blocker{Code: BlockBudgetExhausted, Stage: StageTicketReview,
 			Detail:   fmt.Sprintf("the review role's %s budget is used up before ticket %s has an accepted review (%s)", left.exhausted, t.ID, left.detail),
@@ -118,7 +118,7 @@ func (r *Run) reviewAttempt(ctx context.Context, env Env, l *ledger.Ledger, tk c
 	}
 	t.Reviews = append(t.Reviews, a)
 	t.OpenReview = nil
-	r.StageAttempts[a.Stage] = append(r.StageAttempts[a.Stage], a.Attempt)
+	r.noteTicketAttempt(a)
 	if err := r.releaseTicketLease(l, t); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/reinhq/rein/internal/artifact"
@@ -17,8 +18,8 @@ import (
 const MinAttemptTurns = 2
 
 // runTickets runs every ticket of the approved plan through Ticket Execution, Review,
-// Verification and Acceptance, in dependsOn order, batch by batch (the tickets of a batch
-// run one after another), and completes the ticket stages once every ticket is accepted.
+// Verification and Acceptance, in dependsOn order, batch by batch (the tickets of a batch at
+// the same time, see runBatch), and completes the ticket stages once every ticket is accepted.
 func (r *Run) runTickets(ctx context.Context, env Env, l *ledger.Ledger) (string, error) {
 	planRef, plan, err := r.approvedPlan()
 	if err != nil {
@@ -33,11 +34,12 @@ func (r *Run) runTickets(ctx context.Context, env Env, l *ledger.Ledger) (string
 	for _, tk := range plan.Tickets {
 		byID[tk.ID] = tk
 	}
+	for _, id := range slices.Concat(r.Tickets.Schedule.Batches...) {
+		r.Tickets.get(id) // before any goroutine: byID is only read while a batch runs
+	}
 	for _, batch := range r.Tickets.Schedule.Batches {
-		for _, id := range batch {
-			if err := r.runTicket(ctx, env, l, byID[id]); err != nil {
-				return r.ticketStage(id), err
-			}
+		if id, err := r.runBatch(ctx, env, l, batch, byID); err != nil {
+			return r.ticketStage(id), err
 		}
 	}
 	if _, err := l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: StageTicketAcceptance, Attempt: len(plan.Tickets), Outcome: "accepted"}}); err != nil {
@@ -46,7 +48,7 @@ func (r *Run) runTickets(ctx context.Context, env Env, l *ledger.Ledger) (string
 	return StageTicketAcceptance, nil
 }
 
-// parallel is --parallel N (at least 1).
+// parallel is --parallel N (at least 1): the batch size a new schedule is cut to.
 func (e Env) parallel() int { return max(1, e.Parallel) }
 
 // scheduleTickets makes the fan-out decision and the delivery branch once, before any
@@ -160,7 +162,10 @@ func (t *ticketRun) countedWriters() int {
 }
 
 // runTicket takes ticket tk from where its records leave it to acceptance or a blocker.
-func (r *Run) runTicket(ctx context.Context, env Env, l *ledger.Ledger, tk contract.Ticket) error {
+// Before each new writer attempt it asks stopped whether another ticket of the batch failed:
+// then it ends with errBatchStopped, its attempts so far recorded (an attempt under way —
+// the writer, its review, verification and acceptance — is finished first).
+func (r *Run) runTicket(ctx context.Context, env Env, l *ledger.Ledger, tk contract.Ticket, stopped func() bool) error {
 	t := r.Tickets.get(tk.ID)
 	if err := r.settleTicket(ctx, env, l, t); err != nil {
 		return err
@@ -169,13 +174,16 @@ func (r *Run) runTicket(ctx context.Context, env Env, l *ledger.Ledger, tk contr
 		c := t.lastCandidate()
 		switch stage := r.ticketStage(t.ID); stage {
 		case StageTicketExecution:
+			if stopped() {
+				return errBatchStopped
+			}
 			if t.countedWriters() >= MaxTicketAttempts {
 				return r.recordBlocker(l, Blocker{Code: BlockTicketFailed, Stage: stage,
 					Detail: fmt.Sprintf("ticket %s used %d writer attempts without an accepted candidate", t.ID, t.countedWriters()),
 					Recovery: []string{"read the attempts, reviews and verifications in `rein run status " + r.ID + "`",
 						"reject the ticket plan (rein run reject " + r.ID + " --gate ticket-plan --reason TEXT) to re-plan, or abort the run (rein run abort " + r.ID + ")"}})
 			}
-			if left := r.budgetLeft(RoleWriter, r.Lock.Models[RoleWriter]); left.exhausted != "" {
+			if left := r.ticketBudget(env, RoleWriter); left.exhausted != "" {
 				return r.recordBlocker(l, Blocker{Code: BlockBudgetExhausted, Stage: stage,
 					Detail:   fmt.Sprintf("the writer role's %s budget is used up before ticket %s has an accepted candidate (%s)", left.exhausted, t.ID, left.detail),
 					Recovery: []string{"abort the run (rein run abort " + r.ID + "), raise the writer role's budget in " + ProfilePath + ", approve it and start a new run"}})

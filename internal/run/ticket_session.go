@@ -74,7 +74,7 @@ func (r *Run) runTicketSession(ctx context.Context, env Env, s ticketSession) (T
 		Model:  agentspec.Model{Provider: s.pol.Provider, Model: s.pol.Model, BaseURL: s.pol.BaseURL, Script: s.pol.Script, Thinking: llm.ThinkingLevel(s.pol.Thinking)},
 		System: s.system, Tools: s.tools, Standard: s.standard, Reads: s.reads,
 		MaxTurns: s.left.turns, MaxUsageTokens: s.left.tokens, Deadline: time.Now().Add(s.left.elapsed),
-		ContextHooks: []kernel.ContextHook{contextpack.CutAtPrefix{Prefix: s.prefix}, s.guard},
+		ContextHooks: []kernel.ContextHook{turnReservation{r: r, env: env, sid: s.sid, role: s.role}, contextpack.CutAtPrefix{Prefix: s.prefix}, s.guard},
 		OnToolError:  s.guard.refused,
 		OnRequest:    a.measure,
 		Now:          env.now, LedgerFS: env.SessionFS,
@@ -84,11 +84,15 @@ func (r *Run) runTicketSession(ctx context.Context, env Env, s ticketSession) (T
 	}
 	defer agent.Close()
 	start := env.now()
+	r.beginLive(env, s.role, s.sid)
 	out, err := agent.Run(ctx, llm.UserText(s.request))
 	if err != nil && (out == nil || !errors.As(err, new(*kernel.BudgetError)) && providerFailure(err) == nil) {
 		return a, err
 	}
 	a.Refusals = s.guard.refusals()
 	a.settle(env.now().Sub(start), out, SessionAnchor{ID: s.sid, Dir: filepath.ToSlash(s.dir)}, agent, s.outcome())
+	if r.liveRefused(s.sid) && a.Turns > 0 {
+		a.Turns-- // the kernel counted the turn the shared budget refused; no model call was made
+	}
 	return a, nil
 }

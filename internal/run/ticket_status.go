@@ -14,14 +14,92 @@ type TicketReport struct {
 	Ticket string `json:"ticket"`
 	// Stage is the per-ticket stage it is in (ticket-execution … ticket-acceptance); State
 	// pending, running (an attempt's session is open), accepted or blocked.
-	Stage         string               `json:"stage"`
-	State         string               `json:"state"`
+	Stage string `json:"stage"`
+	State string `json:"state"`
+	TicketSummary
 	Writers       []TicketAttempt      `json:"writers"`
 	Reviews       []TicketAttempt      `json:"reviews"`
 	Verifications []TicketVerification `json:"verifications"`
 	Accepted      *TicketAccepted      `json:"accepted,omitempty"`
 	Tokens        int                  `json:"tokens"`
 	CostUSD       float64              `json:"costUsd"`
+}
+
+// TicketSummary is what status and metrics both say of a ticket, from its ledger records
+// alone: its attempts, the models that wrote and reviewed it, the findings of its reviews
+// and the outcomes of its verifications.
+type TicketSummary struct {
+	// Attempts is the number of writer attempts started (an open one included).
+	Attempts int `json:"attempts"`
+	// WriterModels and ReviewModels are the models ("provider/model") of its writer and
+	// review attempts, in the order first used.
+	WriterModels []string `json:"writerModels"`
+	ReviewModels []string `json:"reviewModels"`
+	// Findings sums the findings of its settled reviews (a void review counts none).
+	Findings Findings `json:"findings"`
+	// Verification counts its verifications in a clean checkout.
+	Verification VerificationCounts `json:"verification"`
+}
+
+// Findings counts review findings.
+type Findings struct {
+	Blocking int `json:"blocking"`
+	Advisory int `json:"advisory"`
+}
+
+// VerificationCounts counts verifications by outcome; Last is the latest one's ("passed",
+// "failed", or "" when none ran).
+type VerificationCounts struct {
+	Passed int    `json:"passed"`
+	Failed int    `json:"failed"`
+	Last   string `json:"last"`
+}
+
+// summary is ticket t's TicketSummary.
+func (t *ticketRun) summary() TicketSummary {
+	s := TicketSummary{Attempts: t.writerAttempts(), WriterModels: t.writerModels(), ReviewModels: []string{}}
+	if s.WriterModels == nil {
+		s.WriterModels = []string{}
+	}
+	for _, rv := range t.Reviews {
+		if !slices.Contains(s.ReviewModels, rv.Model) {
+			s.ReviewModels = append(s.ReviewModels, rv.Model)
+		}
+		if rv.Outcome == "accepted" {
+			s.Findings.Blocking, s.Findings.Advisory = s.Findings.Blocking+rv.Blocking, s.Findings.Advisory+rv.Advisory
+		}
+	}
+	if o := t.OpenReview; o != nil && !slices.Contains(s.ReviewModels, o.Model) {
+		s.ReviewModels = append(s.ReviewModels, o.Model)
+	}
+	for _, v := range t.Verifications {
+		s.Verification.Last = "failed"
+		if v.Passed {
+			s.Verification.Last = "passed"
+		}
+		if v.Passed {
+			s.Verification.Passed++
+		} else {
+			s.Verification.Failed++
+		}
+	}
+	return s
+}
+
+// ticketStateOf is ticket t's state: accepted, blocked (a blocker names it), running (an
+// attempt's session is open) or pending.
+func ticketStateOf(t *ticketRun, blockers []Blocker) string {
+	switch {
+	case t.Accepted != nil:
+		return "accepted"
+	case slices.ContainsFunc(blockers, func(b Blocker) bool {
+		return strings.Contains(b.Detail, "ticket "+t.ID+" ") || strings.Contains(b.Detail, "ticket "+t.ID+"'s")
+	}):
+		return "blocked"
+	case t.OpenWriter != nil || t.OpenReview != nil:
+		return "running"
+	}
+	return "pending"
 }
 
 // ticketReports reports every ticket of the schedule, in schedule order, and adds what the
@@ -34,20 +112,10 @@ func (r *Run) ticketReports(rep *Report) []TicketReport {
 	out := []TicketReport{}
 	for _, id := range slices.Concat(s.Batches...) {
 		t := r.Tickets.get(id)
-		tr := TicketReport{Ticket: id, Stage: r.ticketStage(id), State: "pending", Writers: orEmpty(t.Writers), Reviews: orEmpty(t.Reviews),
-			Verifications: t.Verifications, Accepted: t.Accepted}
+		tr := TicketReport{Ticket: id, Stage: r.ticketStage(id), State: ticketStateOf(t, rep.Blockers), TicketSummary: t.summary(),
+			Writers: orEmpty(t.Writers), Reviews: orEmpty(t.Reviews), Verifications: t.Verifications, Accepted: t.Accepted}
 		if tr.Verifications == nil {
 			tr.Verifications = []TicketVerification{}
-		}
-		switch {
-		case t.Accepted != nil:
-			tr.State = "accepted"
-		case slices.ContainsFunc(rep.Blockers, func(b Blocker) bool {
-			return strings.Contains(b.Detail, "ticket "+id+" ") || strings.Contains(b.Detail, "ticket "+id+"'s")
-		}):
-			tr.State = "blocked"
-		case t.OpenWriter != nil || t.OpenReview != nil:
-			tr.State = "running"
 		}
 		for _, a := range slices.Concat(t.Writers, t.Reviews) {
 			tr.Tokens, tr.CostUSD = tr.Tokens+a.Tokens, tr.CostUSD+a.CostUSD
@@ -76,7 +144,8 @@ func orEmpty(as []TicketAttempt) []TicketAttempt {
 func (rep *Report) writeTickets(w io.Writer) {
 	for _, t := range rep.Tickets {
 		fmt.Fprintf(w, "ticket: %s %s (%s), %d writer attempt(s), %d review(s), %d token(s) $%.4f\n",
-			t.Ticket, t.State, t.Stage, len(t.Writers), len(t.Reviews), t.Tokens, t.CostUSD)
+			t.Ticket, t.State, t.Stage, t.Attempts, len(t.Reviews), t.Tokens, t.CostUSD)
+		t.TicketSummary.writeText(w, "  ")
 		for _, a := range t.Writers {
 			fmt.Fprintf(w, "  writer %d: %s%s model %s%s%s\n", a.Attempt.Attempt, a.Outcome, reasonText(a.Attempt), a.Model, orText(" candidate ", a.Candidate), refusalText(a.Refusals))
 		}
@@ -119,4 +188,21 @@ func refusalText(m map[string]int) string {
 		return ""
 	}
 	return " refused " + strings.Join(parts, ", ")
+}
+
+// writeText writes the summary's line: models, findings, verifications.
+func (s TicketSummary) writeText(w io.Writer, indent string) {
+	last := ""
+	if s.Verification.Last != "" {
+		last = " (last " + s.Verification.Last + ")"
+	}
+	fmt.Fprintf(w, "%swriter models %s, review models %s, findings %d blocking %d advisory, verification %d passed %d failed%s\n", indent,
+		modelsText(s.WriterModels), modelsText(s.ReviewModels), s.Findings.Blocking, s.Findings.Advisory, s.Verification.Passed, s.Verification.Failed, last)
+}
+
+func modelsText(ms []string) string {
+	if len(ms) == 0 {
+		return "-"
+	}
+	return strings.Join(ms, " ")
 }

@@ -124,7 +124,7 @@ func (t *ticketRun) writerInputs() []artifact.Reference {
 // writerAttempt runs writer attempt n of ticket tk in a fresh session and records it.
 func (r *Run) writerAttempt(ctx context.Context, env Env, l *ledger.Ledger, tk contract.Ticket, t *ticketRun, n int) error {
 	pol := r.Lock.Models[RoleWriter]
-	left := r.budgetLeft(RoleWriter, pol)
+	left := r.ticketBudget(env, RoleWriter)
 	_, wt, err := r.openTicketWorktree(ctx, env, l, tk, t)
 	if err != nil {
 		return err
@@ -134,7 +134,9 @@ func (r *Run) writerAttempt(ctx context.Context, env Env, l *ledger.Ledger, tk c
 		parent = c.Head
 	}
 	inputs := t.writerInputs()
+	unlock := r.lockTickets() // a drift of the skills is recorded in the shared state
 	skills, err := r.stageSkills(env, l, StageTicketExecution)
+	unlock()
 	if err != nil {
 		return err
 	}
@@ -183,7 +185,7 @@ func (r *Run) settleWriter(l *ledger.Ledger, t *ticketRun, a TicketAttempt) erro
 	}
 	t.Writers = append(t.Writers, a)
 	t.OpenWriter = nil
-	r.StageAttempts[a.Stage] = append(r.StageAttempts[a.Stage], a.Attempt)
+	r.noteTicketAttempt(a)
 	if err := r.releaseTicketLease(l, t); err != nil {
 		return err
 	}
