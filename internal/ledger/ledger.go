@@ -90,8 +90,8 @@ type Ledger struct {
 	synced   int64
 	syncedH  string
 	unsynced int64
-	fault  error  // the write or fsync error that faulted the ledger
-	closed bool
+	fault    error // the write or fsync error that faulted the ledger
+	closed   bool
 }
 
 // Create makes a new ledger in dir (created, with its parents, if missing): it takes the lock,

@@ -79,9 +79,9 @@ type Record struct {
 	// when it wrote this record (at most Seq-2: records Synced+1..Seq-1 were not yet durable).
 	// 0 for a version 1 line, which the writer wrote with every record before it durable.
 	Synced int64
-	Prev     string          // hex h of seq-1; "" for seq 1
-	H        string          // hex sha256(Prev ‖ payload)
-	Offset   int64           // byte offset of the line in the file
+	Prev   string // hex h of seq-1; "" for seq 1
+	H      string // hex sha256(Prev ‖ payload)
+	Offset int64  // byte offset of the line in the file
 }
 
 // Skippable reports whether a reader that does not know kind may skip the record: kinds
