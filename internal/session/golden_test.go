@@ -17,7 +17,7 @@ import (
 // a format change (a renamed tag in llm or session, a new field) is made on purpose, here and
 // in the golden files, and comes with a FormatVersion bump unless old files read the same.
 var goldenDigests = map[string]string{
-	"conversation": "e125085b6cdbfc2d87e6c80e9aae57e1a34cee5c0b076be02fb0c0a01ab47ea1",
+	"conversation": "a5d6babaaa0f16de3bf7fa1824357818a8c38be92c6d1c96903df43c9db234bc",
 	"recovery":     "86b0e75a10e29550372c976771d3a582dc81c34d2fa58697bca681bef87cd506",
 	"fork":         "f176784dc5187e0dc0ddd38fdd4b861ad4d95951903d6167f95ecd0463a99d5a",
 }
