@@ -154,3 +154,51 @@ func TestUnsyncedWindowIsBounded(t *testing.T) {
 		t.Fatal("the window never forced an fsync: the test wrote too little")
 	}
 }
+
+// TestFirstWriteAfterOpenSyncsWhatItFound: a writer killed with NoSync records in the page
+// cache leaves them readable but not durable; the next writer's records would claim them
+// durable, so its first write fsyncs them first. Closing a ledger it only read fsyncs nothing.
+func TestFirstWriteAfterOpenSyncsWhatItFound(t *testing.T) {
+	m := ledgertest.NewMemFS()
+	dead := false
+	ffs := &ledgertest.FaultFS{FS: m, Inject: func(o ledgertest.Op) *ledgertest.Fault {
+		if dead && o.Kind == "sync" {
+			return &ledgertest.Fault{Err: errCrash} // the writer dies before its Close syncs
+		}
+		return nil
+	}}
+	l, err := ledger.Create(memDir, header(), testOptions(ffs, "w"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if _, err := l.Append(ledger.Entry{Kind: "entry", Body: i, NoSync: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dead = true
+	l.Close()
+	if n := len(m.UnsyncedWrites(memPath)); n != 2 {
+		t.Fatalf("%d unsynced writes left by the dead writer, want 2", n)
+	}
+	l, _, err = ledger.Open(memDir, testOptions(m, "o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if n := len(m.UnsyncedWrites(memPath)); n != 2 {
+		t.Fatalf("open and close without a write synced: %d unsynced writes left", n)
+	}
+	l, _, err = ledger.Open(memDir, testOptions(m, "p"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	r, err := l.Append(ledger.Entry{Kind: "entry", Body: 9, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(m.UnsyncedWrites(memPath)); n != 1 || r.Synced != 0 {
+		t.Fatalf("after the first write: %d unsynced writes, synced %d; want the found records fsynced first (1, a version 1 line)", n, r.Synced)
+	}
+}

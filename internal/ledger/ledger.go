@@ -89,7 +89,7 @@ type Ledger struct {
 	// Ledger, or verified and fsynced by Open); unsynced counts the bytes appended after it.
 	synced   int64
 	syncedH  string
-	unsynced int64
+	unsynced int64 // MaxLineBytes after Open: what it verified may not be durable
 	fault    error // the write or fsync error that faulted the ledger
 	closed   bool
 }
@@ -160,8 +160,9 @@ func Open(dir string, opts Options) (*Ledger, *Report, error) {
 	}
 	l.f = f
 	// What a killed writer left in the page cache verified but may not be durable yet (at most
-	// its unsynced window): the first write fsyncs it before writing anything after it.
-	l.dirty, l.unsynced = true, MaxLineBytes
+	// its unsynced window): the first write fsyncs it before writing anything after it (a
+	// ledger only read and closed again is not fsynced).
+	l.unsynced = MaxLineBytes
 	l.synced, l.syncedH = 1, hex.EncodeToString(l.c.hashes[0][:])
 	if rep.Torn != nil {
 		rec, err := l.repair(rep)
@@ -318,7 +319,7 @@ func (l *Ledger) appendLocked(ps []pending, check func(Record) error) ([]Record,
 	if err != nil {
 		return nil, err
 	}
-	if l.dirty && l.unsynced+int64(len(buf)) > MaxLineBytes {
+	if l.unsynced > 0 && l.unsynced+int64(len(buf)) > MaxLineBytes {
 		// The unsynced window would exceed one line's worth, the most a torn tail may span:
 		// make what is pending durable first, and build the batch again on top of it (its
 		// records now declare a later synced seq).
@@ -429,7 +430,7 @@ func (l *Ledger) build(probe *chain, p pending) ([]byte, error) {
 
 // syncLocked fsyncs appended bytes; an error faults the ledger (fsync is never retried).
 func (l *Ledger) syncLocked() error {
-	if !l.dirty {
+	if !l.dirty && l.unsynced == 0 {
 		return nil
 	}
 	if err := l.f.Sync(); err != nil {
@@ -462,7 +463,7 @@ func (l *Ledger) Close() error {
 	l.closed = true
 	var errs []error
 	if l.f != nil {
-		if l.fault == nil {
+		if l.fault == nil && l.dirty {
 			if err := l.syncLocked(); err != nil {
 				errs = append(errs, err)
 			}
