@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/kernel"
+	"github.com/reinhq/rein/internal/ledger"
+	"github.com/reinhq/rein/internal/ledger/ledgertest"
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/tool"
@@ -90,5 +92,42 @@ func BenchmarkTurnGrowth(b *testing.B) {
 			b.ReportMetric(earlyNs/float64(n), "ns/turn@1-50")
 			b.ReportMetric(lateNs/float64(n), "ns/turn@451-500")
 		})
+	}
+}
+
+// TestTwoFsyncsPerToolTurn: a tool turn fsyncs the ledger twice — the tool's intent (the model's
+// answer rides on it) and the next model call's intent (the tool's result rides on it) — and a
+// run of n tool turns needs 2n+2 fsyncs of the ledger file in all (plus the final answer's and
+// the run's end).
+func TestTwoFsyncsPerToolTurn(t *testing.T) {
+	const turns = 20
+	syncs := 0
+	fsys := &ledgertest.FaultFS{FS: ledger.OSFS{}, Inject: func(op ledgertest.Op) *ledgertest.Fault {
+		if op.Kind == "sync" && filepath.Base(op.Name) == ledger.FileName {
+			syncs++
+		}
+		return nil
+	}}
+	s, err := session.Create(filepath.Join(t.TempDir(), "s"), session.Meta{ID: "s"}, session.Options{Ledger: ledger.Options{FS: fsys}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	syncs = 0
+	if err := s.BeginRun(); err != nil {
+		t.Fatal(err)
+	}
+	set, _ := tool.New(pad{})
+	a, _ := kernel.New(kernel.Config{Model: &growthModel{turns: turns + 1}, Tools: set, Recorder: s})
+	out, err := a.Run(context.Background(), nil, llm.UserText("go"))
+	if err != nil || out.Turns != turns+1 {
+		t.Fatalf("run: %v", err)
+	}
+	if err := s.EndRun(string(out.Status)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	// turns tool turns × 2, the last model call's intent, the run's end.
+	if want := 2*turns + 2; syncs != want {
+		t.Fatalf("%d fsyncs of the ledger for %d tool turns, want %d", syncs, turns, want)
 	}
 }
