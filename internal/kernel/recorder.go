@@ -48,8 +48,11 @@ type Settlement struct {
 	Usage    *llm.Usage `json:"usage,omitempty"`
 }
 
-// Recorder persists intents and settlements. Both methods must be durable when they return
-// (a session ledger fsyncs); any error faults the run.
+// Recorder persists intents and settlements; any error faults the run. An intent must be
+// durable when Intend returns (the effect starts right after). A settlement may become durable
+// with the next intent, or when the run ends, as long as nothing outside the process acts on it
+// before (a session ledger's group commit); a recorder that loses it in a power loss leaves its
+// intent open, which recovery settles as an effect of unknown outcome.
 type Recorder interface {
 	Intend(ctx context.Context, in Intent) error
 	Settle(ctx context.Context, s Settlement) error

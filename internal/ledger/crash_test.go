@@ -159,9 +159,10 @@ var errCrash = errors.New("simulated crash")
 // TestPowerLoss stops the workload before each filesystem operation in turn (the process dies
 // there) and then simulates a power loss on what it left: unsynced writes dropped, kept, torn
 // or garbled, unsynced directory entries lost. With every append fsynced, Open must find an
-// intact ledger or a torn tail, and every acknowledged record. With bookkeeping records in
-// flight, a garbled hole before a surviving record may be corruption, but only after the last
-// fsync: everything acknowledged still verifies and Salvage keeps it.
+// intact ledger or a torn tail, and every acknowledged record. With NoSync records in flight
+// too: a hole (an unsynced record dropped or garbled, a later one kept) is a torn tail, because
+// the records after it declare that it was not yet durable when they were written; Open never
+// finds corruption after a power loss.
 func TestPowerLoss(t *testing.T) {
 	seeds := 4
 	if *long {
@@ -217,22 +218,6 @@ func checkAfterCrash(t *testing.T, what string, m *ledgertest.MemFS, created, al
 		l.Close()
 	case !created && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, ledger.ErrIncomplete)):
 		return "never created"
-	case !allSynced && errors.Is(err, ledger.ErrCorrupt):
-		var ce *ledger.CorruptError
-		errors.As(err, &ce)
-		if ce.Seq <= ack.durable {
-			t.Fatalf("%s: corruption at seq %d, at or before the last acknowledged record %d: %v", what, ce.Seq, ack.durable, err)
-		}
-		if _, err := ledger.Salvage(memDir, memDir+"-salvaged", testOptions(m, "slv")); err != nil {
-			t.Fatalf("%s: salvage: %v", what, err)
-		}
-		l, _, err := ledger.Open(memDir+"-salvaged", testOptions(m, "slv2"))
-		if err != nil {
-			t.Fatalf("%s: open salvaged: %v", what, err)
-		}
-		ack.check(t, l)
-		l.Close()
-		return "corrupt after the last fsync; salvaged"
 	default:
 		t.Fatalf("%s: %v", what, err)
 	}

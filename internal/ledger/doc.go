@@ -14,8 +14,13 @@
 // Each line is one JSON object whose members are, in exactly this order:
 //
 //	{"v":1,"seq":2,"id":"…","parentId":"…"|null,"kind":"…","ts":"<RFC 3339, UTC>","body":<any JSON>,"prev":"<h of seq-1>","h":"<64 hex>"}
+//	{"v":2,"seq":7,"synced":5,"id":"…",…}
 //
-// followed by "\n". The payload is the line without its fixed 72-byte trailer `,"h":"<64
+// followed by "\n". A version 2 line has one more member, "synced", right after seq: the seq
+// through which the writer had fsynced the ledger when it wrote the record, 1 ≤ synced ≤
+// seq-2 (records synced+1 … seq-1 were written but not yet durable). The writer writes a
+// version 1 line when every record before it is durable, a version 2 line otherwise; the header
+// is always version 1 (its body's format is 1). The payload is the line without its fixed 72-byte trailer `,"h":"<64
 // lowercase hex>"` plus the closing "}", i.e. the object as it would be without h. Then
 //
 //	h = hex(sha256(prev ‖ payload))
@@ -49,9 +54,28 @@
 // returning: intents (before their effect starts) and results (before they are acknowledged)
 // must be appended this way. [Ledger.AppendAll] appends several records as one unit: all are
 // built and checked (and passed to the caller's check, which a reader's rules can run in) before
-// one write and one fsync, so a refused record leaves nothing of its batch. NoSync is for bookkeeping (usage, telemetry-like facts); such
-// records become durable with the next synced Append, [Ledger.Sync] or [Ledger.Close], and a
-// power loss may drop them (see Recovery for what that can leave).
+// one write and one fsync, so a refused record leaves nothing of its batch. NoSync records
+// become durable with the next synced Append, [Ledger.Sync] or [Ledger.Close] (group commit),
+// and a power loss may drop them.
+//
+// The invariant the writer keeps, and callers build on:
+//
+//   - every effect is preceded by a durable intent: the intent is appended synced, and the
+//     effect starts only after Append returns;
+//   - a result may be appended NoSync when the next synced record (the next intent, the end of
+//     the run) or a Sync comes before anything outside the process acts on it; it is then
+//     durable before its consumer sees it, or it is lost with everything after it — and a caller
+//     treats an intent without a result as an effect of unknown outcome (for sessions: re-run if
+//     replay-safe, otherwise an "interrupted" result), the same as a crash while it ran;
+//   - [Ledger.Durable] names the last record known durable; anchor other ledgers to it (or to
+//     Head after a synced append).
+//
+// To make every state a power loss can leave openable, the writer also keeps the unsynced window
+// small and self-describing: it fsyncs before a write that would make the bytes written since
+// the last fsync exceed MaxLineBytes (so a crash damages at most one line's worth, the most
+// Open accepts as a torn tail), and a record it writes while earlier ones are not yet durable
+// is a version 2 line naming the last durable seq (synced). The first write after Open fsyncs
+// first: what a killed writer left in the page cache verifies but may not be durable.
 //
 // A short write, a write error or an fsync error faults the ledger: the call returns an error
 // wrapping [ErrFaulted] and the cause, and every later write (Append, Sync, PutBlob) returns
@@ -79,18 +103,32 @@
 //     and reports a W_LEDGER_TORN_TAIL_REPAIRED warning in [Report]. Repair is idempotent: a
 //     second Open finds an intact file; a crash during repair leaves either the same torn tail
 //     (repaired again with a second evidence copy) or an intact file.
+//
+//   - Hole in the unsynced window: as a torn tail, except that complete records follow the
+//     damage — a filesystem may persist a later unsynced write and drop (or garble, or tear) an
+//     earlier one. It is repaired exactly like a torn tail (evidence, truncate at the first bad
+//     line, recovery record) when every complete record in the damaged bytes is a version 2
+//     line with a higher seq than the damaged one N, synced < N, and h = sha256(prev ‖ payload)
+//     of its own bytes: its writer wrote it before N was durable, so no fsync completed after N
+//     was written, nothing from N on was acknowledged, and no effect whose intent is among them
+//     started. A version 1 line, or a synced ≥ N, after the damage means N was durable when the
+//     later record was written: that is corruption, as is a complete record that does not hash
+//     to itself.
+//
 //   - Anything else — a complete line with a wrong h, prev or seq, a duplicated, deleted or
-//     reordered line, an unknown parentId, a complete record after a bad line — is corruption:
+//     reordered line, an unknown parentId, a complete record after a bad line that is not one
+//     a hole allows — is corruption:
 //     a [*CorruptError] (errors.Is ErrCorrupt) with the offset and seq of the first bad line.
 //     Nothing is skipped or changed; [Salvage] copies the valid prefix into a new ledger on
 //     explicit request.
+//
 //   - A file without a complete header (its Create never finished) is [ErrIncomplete].
 //
-// With every intent and result fsynced, at most one record is in flight at a crash, so a crash
-// or power loss leaves an intact file or a torn tail and never loses an acknowledged record.
-// When several NoSync records are in flight, a filesystem that persists later appends before
-// earlier ones can leave a hole followed by a complete record; that is reported as corruption
-// (nothing acknowledged is lost: everything before the last fsync verifies, and Salvage keeps it).
+// A crash or power loss therefore leaves an intact file, a torn tail or a hole in the unsynced
+// window, and never loses a record that was durable (fsynced) before it: TestPowerLoss (every
+// operation of a workload with NoSync records, every crash mode of ledgertest.MemFS) and
+// session's TestPowerLossMatrix (every subset of the unsynced writes of a multi-turn session
+// kept, each write torn at byte offsets; -session.powerloss.long tears at every byte) check it.
 //
 // The chain cannot see the loss of complete trailing records (a restored backup, a lying disk
 // cache). A ledger that depends on another records its [Ledger.Head] after a synced append; on

@@ -7,13 +7,19 @@ import (
 
 // BuildLineForTest renders a record exactly as Append would, for crafting tamper fixtures.
 func BuildLineForTest(seq int64, id, parent, kind string, ts time.Time, body []byte, prev string) []byte {
-	line, _ := buildLine(FormatVersion, seq, id, parent, kind, ts, body, prev)
+	line, _ := buildLine(1, seq, 0, id, parent, kind, ts, body, prev)
 	return line
 }
 
 // BuildLineVersionForTest is BuildLineForTest with another format version.
 func BuildLineVersionForTest(v int, seq int64, id, parent, kind string, ts time.Time, body []byte, prev string) []byte {
-	line, _ := buildLine(v, seq, id, parent, kind, ts, body, prev)
+	line, _ := buildLine(v, seq, 0, id, parent, kind, ts, body, prev)
+	return line
+}
+
+// BuildSyncedLineForTest renders a version 2 record carrying synced.
+func BuildSyncedLineForTest(seq, synced int64, id, parent, kind string, ts time.Time, body []byte, prev string) []byte {
+	line, _ := buildLine(2, seq, synced, id, parent, kind, ts, body, prev)
 	return line
 }
 

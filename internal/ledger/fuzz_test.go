@@ -12,19 +12,20 @@ import (
 // fuzzPrefix is a valid two-record ledger the fuzzed bytes are appended to.
 func fuzzPrefix() ([]byte, string) {
 	ts := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	h1, s1 := buildLine(1, 1, "L1", "", KindHeader, ts, []byte(`{"type":"session","id":"L1","format":1}`), "")
-	l2, s2 := buildLine(1, 2, "e2", "L1", "entry", ts, []byte(`{"text":"hi"}`), hex.EncodeToString(s1[:]))
+	h1, s1 := buildLine(1, 1, 0, "L1", "", KindHeader, ts, []byte(`{"type":"session","id":"L1","format":1}`), "")
+	l2, s2 := buildLine(1, 2, 0, "e2", "L1", "entry", ts, []byte(`{"text":"hi"}`), hex.EncodeToString(s1[:]))
 	return append(h1, l2...), hex.EncodeToString(s2[:])
 }
 
 // FuzzVerifyLine feeds arbitrary bytes to the line verifier, alone and as the tail of a valid
 // ledger, and checks that verification never panics and classifies consistently: the valid
-// prefix is always kept, a torn tail holds no complete record, and corruption is located after
+// prefix is always kept, a torn tail holds no complete record its writer wrote after the damaged
+// one was durable, and corruption is located after
 // the prefix.
 func FuzzVerifyLine(f *testing.F) {
 	prefix, prevH := fuzzPrefix()
 	ts := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	valid, _ := buildLine(1, 3, "e3", "e2", "intent", ts, []byte(`{"tool":"read","args":{"path":"a.go"},"n":[1,2.5,null,true]}`), prevH)
+	valid, _ := buildLine(1, 3, 0, "e3", "e2", "intent", ts, []byte(`{"tool":"read","args":{"path":"a.go"},"n":[1,2.5,null,true]}`), prevH)
 	f.Add(valid)
 	f.Add(valid[:len(valid)-1])
 	f.Add(valid[:len(valid)/2])
@@ -67,8 +68,8 @@ func FuzzVerifyLine(f *testing.F) {
 				t.Fatalf("torn tail %+v inconsistent with end %d of %d", res.torn, res.end, len(file))
 			}
 			for _, seg := range bytes.SplitAfter(file[res.end:], []byte("\n")) {
-				if bytes.HasSuffix(seg, []byte("\n")) && completeRecordIn(seg[:len(seg)-1]) >= 0 {
-					t.Fatalf("torn tail contains a complete record: %q", seg)
+				if bytes.HasSuffix(seg, []byte("\n")) && durableRecordIn(seg[:len(seg)-1], seen+1) >= 0 {
+					t.Fatalf("torn tail contains a complete record written after seq %d was durable: %q", seen+1, seg)
 				}
 			}
 		case errors.As(err, &ce):

@@ -85,13 +85,18 @@ type Ledger struct {
 	c      *chain // seq, prev, ids and hashes of every record in the file
 	size   int64  // bytes of verified or appended records
 	dirty  bool   // appended bytes not yet fsynced
-	fault  error  // the write or fsync error that faulted the ledger
-	closed bool
+	// synced and syncedH are the seq and h of the last record known durable (fsynced by this
+	// Ledger, or verified and fsynced by Open); unsynced counts the bytes appended after it.
+	synced   int64
+	syncedH  string
+	unsynced int64 // MaxLineBytes after Open: what it verified may not be durable
+	fault    error // the write or fsync error that faulted the ledger
+	closed   bool
 }
 
 // Create makes a new ledger in dir (created, with its parents, if missing): it takes the lock,
 // creates ledger.jsonl exclusively, writes and fsyncs the header (seq 1, id header.ID), and
-// fsyncs the directory. header.Format is set to FormatVersion.
+// fsyncs the directory. header.Format is set to 1, the version of the header line.
 func Create(dir string, header Header, opts Options) (*Ledger, error) {
 	switch header.Type {
 	case TypeSession, TypeRun, TypeLoop:
@@ -101,7 +106,7 @@ func Create(dir string, header Header, opts Options) (*Ledger, error) {
 	if !ValidID(header.ID) {
 		return nil, fmt.Errorf("ledger: create: invalid ledger id %q", header.ID)
 	}
-	header.Format = FormatVersion
+	header.Format = 1
 	fsys := opts.fs()
 	if err := ensureDir(fsys, dir); err != nil {
 		return nil, fmt.Errorf("ledger: create %s: %w", dir, err)
@@ -154,6 +159,11 @@ func Open(dir string, opts Options) (*Ledger, *Report, error) {
 		return nil, nil, fmt.Errorf("ledger: open for append: %w", err)
 	}
 	l.f = f
+	// What a killed writer left in the page cache verified but may not be durable yet (at most
+	// its unsynced window): the first write fsyncs it before writing anything after it (a
+	// ledger only read and closed again is not fsynced).
+	l.unsynced = MaxLineBytes
+	l.synced, l.syncedH = 1, hex.EncodeToString(l.c.hashes[0][:])
 	if rep.Torn != nil {
 		rec, err := l.repair(rep)
 		if err == nil && opts.Visit != nil {
@@ -213,8 +223,11 @@ type Entry struct {
 	ID     string // a provisioned id, or "" to generate one
 	Parent string // an earlier record's id, or "" for none (null)
 	Body   any    // encoded with encoding/json; a json.RawMessage must be strict JSON
-	// NoSync marks bookkeeping: the record is written but not fsynced; it becomes durable with
-	// the next synced Append, Sync or Close. Intents and results must leave it false.
+	// NoSync: the record is written but not fsynced; it becomes durable with the next synced
+	// Append, Sync or Close (group commit), and a power loss before then may lose it (see
+	// "Writing and fsync policy" in the package doc). An intent must leave it false: it is
+	// durable before its effect starts. A result may set it when the next synced record (the
+	// next intent) or a Sync comes before anything acts on the result outside the process.
 	NoSync bool
 }
 
@@ -284,6 +297,7 @@ type pending struct {
 	kind, id, parent string
 	body             any
 	sync             bool
+	ts               time.Time
 }
 
 // appendOne is appendLocked for one record of the ledger's own.
@@ -298,6 +312,54 @@ func (l *Ledger) appendOne(kind, id, parent string, body any) (Record, error) {
 // appendLocked builds and checks every record, then writes them with one write call and
 // fsyncs if any asks for it. l.mu is held (or l is not yet shared).
 func (l *Ledger) appendLocked(ps []pending, check func(Record) error) ([]Record, error) {
+	for i := range ps {
+		ps[i].ts = l.opts.now() // once: a batch built again keeps its timestamps
+	}
+	recs, sums, buf, doSync, err := l.buildBatch(ps, check)
+	if err != nil {
+		return nil, err
+	}
+	if l.unsynced > 0 && l.unsynced+int64(len(buf)) > MaxLineBytes {
+		// The unsynced window would exceed one line's worth, the most a torn tail may span:
+		// make what is pending durable first, and build the batch again on top of it (its
+		// records now declare a later synced seq).
+		if err := l.syncLocked(); err != nil {
+			return nil, err
+		}
+		if recs, sums, buf, doSync, err = l.buildBatch(ps, nil); err != nil {
+			return nil, err
+		}
+	}
+	n, err := l.f.Write(buf)
+	if err == nil && n != len(buf) {
+		err = fmt.Errorf("short write: %d of %d bytes: %w", n, len(buf), io.ErrShortWrite)
+	}
+	if err != nil {
+		l.fault = fmt.Errorf("write %s seq %d: %w", l.path, l.c.seq+1, err)
+		return nil, fmt.Errorf("%w: %w", ErrFaulted, l.fault)
+	}
+	l.dirty = true
+	l.size += int64(len(buf))
+	l.unsynced += int64(len(buf))
+	for i := range recs {
+		l.c.commit(recs[i], sums[i])
+	}
+	if l.c.seq == 1 {
+		l.header = l.c.header
+	}
+	if doSync {
+		if err := l.syncLocked(); err != nil {
+			return nil, err
+		}
+	}
+	return recs, nil
+}
+
+// buildBatch builds and checks the lines of ps after the chain's head, each declaring the
+// ledger's synced seq when records after it are not yet durable, and returns them as one
+// buffer. check (when set) sees each record; it is not called again when a batch is rebuilt
+// after a sync, which changes only the synced members (apply depends on bodies and ids).
+func (l *Ledger) buildBatch(ps []pending, check func(Record) error) ([]Record, [][sha256.Size]byte, []byte, bool, error) {
 	// The writer checks each line exactly as a reader will, on a copy of the chain's position
 	// that also holds the ids of this batch, so it never writes a line that would not verify.
 	probe := &chain{seq: l.c.seq, prev: l.c.prev, ids: l.c.ids}
@@ -311,15 +373,15 @@ func (l *Ledger) appendLocked(ps []pending, check func(Record) error) ([]Record,
 	for i, p := range ps {
 		line, err := l.build(probe, p)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, false, err
 		}
 		rec, sum, le := probe.check(line[:len(line)-1]) // rec.Body points into line, which is not reused
 		if le != nil {
-			return nil, fmt.Errorf("ledger: refusing to write an invalid record: %s", le.reason)
+			return nil, nil, nil, false, fmt.Errorf("ledger: refusing to write an invalid record: %s", le.reason)
 		}
 		if check != nil {
 			if err := check(rec); err != nil {
-				return nil, err
+				return nil, nil, nil, false, err
 			}
 		}
 		probe.stage(rec)
@@ -332,28 +394,7 @@ func (l *Ledger) appendLocked(ps []pending, check func(Record) error) ([]Record,
 		}
 		doSync = doSync || p.sync
 	}
-	n, err := l.f.Write(buf)
-	if err == nil && n != len(buf) {
-		err = fmt.Errorf("short write: %d of %d bytes: %w", n, len(buf), io.ErrShortWrite)
-	}
-	if err != nil {
-		l.fault = fmt.Errorf("write %s seq %d: %w", l.path, l.c.seq+1, err)
-		return nil, fmt.Errorf("%w: %w", ErrFaulted, l.fault)
-	}
-	l.dirty = true
-	l.size += int64(len(buf))
-	for i := range recs {
-		l.c.commit(recs[i], sums[i])
-	}
-	if l.c.seq == 1 {
-		l.header = l.c.header
-	}
-	if doSync {
-		if err := l.syncLocked(); err != nil {
-			return nil, err
-		}
-	}
-	return recs, nil
+	return recs, sums, buf, doSync, nil
 }
 
 // build encodes p as the record after probe's position and checks its ids and size.
@@ -374,7 +415,12 @@ func (l *Ledger) build(probe *chain, p pending) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	line, _ := buildLine(FormatVersion, probe.seq+1, p.id, p.parent, p.kind, l.opts.now(), b, probe.prev)
+	// Every record up to l.synced is durable; a record with undurable ones before it says so.
+	v, synced := 1, int64(0)
+	if probe.seq > l.synced {
+		v, synced = 2, l.synced
+	}
+	line, _ := buildLine(v, probe.seq+1, synced, p.id, p.parent, p.kind, p.ts, b, probe.prev)
 	if len(line) > MaxLineBytes {
 		return nil, fmt.Errorf("ledger: %s record of %d bytes exceeds the %d-byte line cap; store the payload with PutBlob and reference its digest: %w",
 			p.kind, len(line), MaxLineBytes, ErrTooLarge)
@@ -384,7 +430,7 @@ func (l *Ledger) build(probe *chain, p pending) ([]byte, error) {
 
 // syncLocked fsyncs appended bytes; an error faults the ledger (fsync is never retried).
 func (l *Ledger) syncLocked() error {
-	if !l.dirty {
+	if !l.dirty && l.unsynced == 0 {
 		return nil
 	}
 	if err := l.f.Sync(); err != nil {
@@ -392,6 +438,7 @@ func (l *Ledger) syncLocked() error {
 		return fmt.Errorf("%w: %w", ErrFaulted, l.fault)
 	}
 	l.dirty = false
+	l.synced, l.syncedH, l.unsynced = l.c.seq, l.c.prev, 0
 	return nil
 }
 
@@ -416,7 +463,7 @@ func (l *Ledger) Close() error {
 	l.closed = true
 	var errs []error
 	if l.f != nil {
-		if l.fault == nil {
+		if l.fault == nil && l.dirty {
 			if err := l.syncLocked(); err != nil {
 				errs = append(errs, err)
 			}
@@ -445,6 +492,14 @@ func (l *Ledger) Head() (seq int64, h string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.c.seq, l.c.prev
+}
+
+// Durable is the seq and h of the last record known durable: fsynced by this Ledger, or
+// verified (and fsynced) by Open. Anchor another ledger to it, not to an unsynced Head.
+func (l *Ledger) Durable() (seq int64, h string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.synced, l.syncedH
 }
 
 // Has reports whether a record with id exists.

@@ -63,7 +63,7 @@ func TestCreateAppendReopen(t *testing.T) {
 	if rep.HeadSeq != seq || rep.HeadHash != hh || rep.Torn != nil || len(rep.Warnings) != 0 {
 		t.Fatalf("report %+v, want head %d %s", rep, seq, hh)
 	}
-	h.Format = ledger.FormatVersion
+	h.Format = 1
 	if diff := cmp.Diff(h, rep.Header); diff != "" {
 		t.Fatalf("header (-want +got):\n%s", diff)
 	}
@@ -189,7 +189,7 @@ func TestIncompleteAndUnsupported(t *testing.T) {
 		}
 	}
 	data, recs := fixture(t, 1)
-	future := ledger.BuildLineVersionForTest(2, 3, "f1", "", "entry", time.Now(), []byte(`{}`), recs[1].H)
+	future := ledger.BuildLineVersionForTest(ledger.FormatVersion+1, 3, "f1", "", "entry", time.Now(), []byte(`{}`), recs[1].H)
 	_, _, _, err := openBytes(join(data, future))
 	if !errors.Is(err, ledger.ErrUnsupportedVersion) || errors.Is(err, ledger.ErrCorrupt) {
 		t.Fatalf("newer format: %v", err)

@@ -17,8 +17,10 @@ import (
 
 // Format constants. See doc.go for the line format.
 const (
-	// FormatVersion is the envelope version this package writes and the newest it reads.
-	FormatVersion = 1
+	// FormatVersion is the newest envelope version this package reads and writes. A line is
+	// written as version 1 unless it carries "synced" (see doc.go), which needs version 2; the
+	// header is always version 1.
+	FormatVersion = 2
 	// MaxLineBytes caps a line, newline included. Larger payloads go to the blob store.
 	MaxLineBytes = 1 << 20
 	// FileName, LockName and BlobDir are the ledger's entries in its directory.
@@ -73,17 +75,24 @@ type Record struct {
 	Kind     string
 	TS       time.Time
 	Body     json.RawMessage // the body's bytes exactly as written
-	Prev     string          // hex h of seq-1; "" for seq 1
-	H        string          // hex sha256(Prev ‖ payload)
-	Offset   int64           // byte offset of the line in the file
+	// Synced is, for a version 2 line, the seq through which the writer had fsynced the ledger
+	// when it wrote this record (at most Seq-2: records Synced+1..Seq-1 were not yet durable).
+	// 0 for a version 1 line, which the writer wrote with every record before it durable.
+	Synced int64
+	Prev   string // hex h of seq-1; "" for seq 1
+	H      string // hex sha256(Prev ‖ payload)
+	Offset int64  // byte offset of the line in the file
 }
 
 // Skippable reports whether a reader that does not know kind may skip the record: kinds
 // beginning with "x-" are skippable, every other unknown kind must stop the reader.
 func Skippable(kind string) bool { return strings.HasPrefix(kind, "x-") }
 
-// members of the payload, in order. The line adds "h" last.
+// members of the payload, in order. The line adds "h" last. A version 2 line has "synced"
+// between "seq" and "id".
 var envelope = [...]string{`"v"`, `"seq"`, `"id"`, `"parentId"`, `"kind"`, `"ts"`, `"body"`, `"prev"`}
+
+const syncedMember = `"synced"`
 
 const (
 	hexLen     = 2 * sha256.Size
@@ -187,13 +196,18 @@ func chainHash(prev string, head []byte) [sha256.Size]byte {
 	return sum
 }
 
-// buildLine renders a record. body must be compact JSON without newlines.
-func buildLine(v int, seq int64, id, parent, kind string, ts time.Time, body []byte, prev string) ([]byte, [sha256.Size]byte) {
+// buildLine renders a record. body must be compact JSON without newlines. synced > 0 writes the
+// "synced" member (a version 2 line; v must then be 2).
+func buildLine(v int, seq, synced int64, id, parent, kind string, ts time.Time, body []byte, prev string) ([]byte, [sha256.Size]byte) {
 	b := make([]byte, 0, 256+len(body))
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(v), 10)
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendInt(b, seq, 10)
+	if synced > 0 {
+		b = append(b, `,"synced":`...)
+		b = strconv.AppendInt(b, synced, 10)
+	}
 	b = append(b, `,"id":`...)
 	b = strconv.AppendQuote(b, id) // ids are restricted to characters JSON and Go quote alike
 	b = append(b, `,"parentId":`...)
@@ -267,7 +281,7 @@ func parseLine(line []byte) (Record, *lineError) {
 		return r, notRecord("a line must start with {")
 	}
 	r.H = string(line[n-hexLen-2 : n-2])
-	m, le := envelopeMembers(line, line[:n-trailerLen])
+	m, synced, le := envelopeMembers(line, line[:n-trailerLen])
 	if le != nil {
 		return r, le
 	}
@@ -282,6 +296,16 @@ func parseLine(line []byte) (Record, *lineError) {
 	r.V = int(v)
 	if r.Seq, ok = intMember(m[1]); !ok || r.Seq < 1 {
 		return r, badRecord("seq is not a positive integer")
+	}
+	switch {
+	case synced == nil && r.V >= 2:
+		return r, badRecord("a version %d line must have synced", r.V)
+	case synced != nil && r.V < 2:
+		return r, badRecord("synced in a version 1 line")
+	case synced != nil:
+		if r.Synced, ok = intMember(synced); !ok || r.Synced < 1 || r.Synced > r.Seq-2 {
+			return r, badRecord("synced is not an integer from 1 to seq-2")
+		}
 	}
 	if r.ID, ok = stringMember(m[2]); !ok || !ValidID(r.ID) {
 		return r, badRecord("id is not a valid id")
@@ -356,9 +380,15 @@ func stringMember(raw []byte) (string, bool) {
 // when the payload is, has a member and has no member "h", and then the line's members are the
 // payload's and h. Only a line that is not strict JSON has its payload built, to tell those
 // cases apart and to report the payload's own error.
-func envelopeMembers(line, head []byte) (m [len(envelope)][]byte, le *lineError) {
+//
+// The optional "synced" member, if it stands right after "seq", is returned apart.
+func envelopeMembers(line, head []byte) (m [len(envelope)][]byte, synced []byte, le *lineError) {
 	n, inOrder := 0, true
 	collect := func(key, value []byte) {
+		if n == 2 && synced == nil && string(key) == syncedMember {
+			synced = value
+			return
+		}
 		if n < len(envelope) {
 			if string(key) == envelope[n] {
 				m[n] = value
@@ -372,15 +402,15 @@ func envelopeMembers(line, head []byte) (m [len(envelope)][]byte, le *lineError)
 	if strictjson.CheckMembers(line, collect) != nil {
 		payload := make([]byte, 0, len(head)+1)
 		payload = append(append(payload, head...), '}')
-		n, inOrder, want = 0, true, len(envelope)
+		n, inOrder, want, synced = 0, true, len(envelope), nil
 		if err := strictjson.CheckMembers(payload, collect); err != nil {
-			return m, notRecord("not strict JSON: %v", err)
+			return m, nil, notRecord("not strict JSON: %v", err)
 		}
 	}
 	if n != want || !inOrder {
-		return m, badRecord("the members before h must be exactly %s, in this order", strings.Join(envelope[:], ","))
+		return m, nil, badRecord("the members before h must be exactly %s, in this order (a version 2 line has synced after seq)", strings.Join(envelope[:], ","))
 	}
-	return m, nil
+	return m, synced, nil
 }
 
 // chain is the verifier's state: everything a line is checked against.

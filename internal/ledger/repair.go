@@ -29,6 +29,8 @@ func (l *Ledger) repair(rep *Report) (Record, error) {
 	if err := l.f.Sync(); err != nil {
 		return Record{}, fmt.Errorf("ledger: repair torn tail: fsync %s: %w", l.path, err)
 	}
+	l.dirty, l.unsynced = false, 0
+	l.synced, l.syncedH = l.c.seq, l.c.prev
 	t.Evidence = evidence
 	rec, err := l.appendOne(KindRecovery, l.opts.newID(), "", Recovery{
 		TruncatedBytes: t.Bytes, DiscardedSHA256: t.SHA256, Evidence: evidence,
@@ -137,6 +139,10 @@ func Salvage(dir, newDir string, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("ledger: salvage: read %s: %w", srcPath, err)
 	}
 	l.dirty = true
+	// The copied prefix is made durable on its own, so the salvage record is a version 1 line.
+	if err := l.syncLocked(); err != nil {
+		return nil, fmt.Errorf("ledger: salvage: %w", err)
+	}
 	rec, err := l.appendOne(KindSalvage, l.opts.newID(), "", SalvageInfo{
 		Source: srcPath, DiscardedBytes: discarded, DiscardedSHA256: hex.EncodeToString(d.Sum(nil)), Reason: reason,
 	})

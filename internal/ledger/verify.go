@@ -11,9 +11,10 @@ import (
 	"os"
 )
 
-// TornTail describes an incomplete final record: the bytes after the last valid record are a
-// prefix of one record (no newline, unparseable, or no trailer), possibly followed by zero
-// fill, and contain no complete record.
+// TornTail describes what a crash left after the last valid record: an incomplete record (no
+// newline, unparseable, or no trailer), possibly followed by zero fill, and no complete record
+// but ones written while that record was not yet durable (a hole a power loss left in the
+// writer's unsynced window).
 type TornTail struct {
 	Offset   int64  // end of the last valid record, where the torn bytes start
 	Bytes    int64  // bytes from Offset to the end of the file, zero fill included
@@ -128,35 +129,53 @@ func classifyTail(path string, off, seq int64, first []byte, le *lineError, br *
 			le.reason, lastNonZero+1))
 	}
 	region := keep[:int(lastNonZero)+1]
-	// Every newline-terminated segment must hold no complete record, wherever it starts.
+	// Every newline-terminated segment, wherever it starts, must hold no complete record but
+	// ones the writer wrote while seq was not yet durable: those a power loss may keep when it
+	// drops seq (a hole in the unsynced window), and nothing after seq was acknowledged.
 	for start := 0; start < len(region); {
 		i := bytes.IndexByte(region[start:], '\n')
 		if i < 0 {
 			break // the unterminated final fragment is incomplete by definition
 		}
 		seg := region[start : start+i]
-		if at := completeRecordIn(seg); at >= 0 {
-			return corrupt(fmt.Sprintf("%s, and a complete record follows at offset %d", le.reason, off+int64(start+at)))
+		if at := durableRecordIn(seg, seq); at >= 0 {
+			return corrupt(fmt.Sprintf("%s, and a complete record follows at offset %d that was written after seq %d was durable",
+				le.reason, off+int64(start+at), seq))
 		}
 		start += i + 1
 	}
 	return scanResult{end: off, torn: &TornTail{Offset: off, Bytes: total, SHA256: hex.EncodeToString(d.Sum(nil))}}, nil
 }
 
-// completeRecordIn returns where in seg a syntactically complete record (trailer plus strict
-// JSON payload) starts, or -1.
-func completeRecordIn(seg []byte) int {
+// durableRecordIn returns where in seg a syntactically complete record (trailer plus strict
+// JSON payload) starts that a power loss cannot explain after the bad record seq, or -1. A power
+// loss can keep a complete record after seq only if its writer had not yet made seq durable:
+// a version 2 line whose synced is below seq, with a higher seq, and whose h is the hash of
+// its own prev and payload (it chained to a record the loss dropped). Anything else — a
+// version 1 line (written with everything before it durable), a record claiming seq was
+// durable, one that does not hash to itself — is corruption.
+func durableRecordIn(seg []byte, seq int64) int {
 	for from := 0; ; {
 		i := bytes.Index(seg[from:], []byte(`{"v":`))
 		if i < 0 {
 			return -1
 		}
 		at := from + i
-		if _, le := parseLine(seg[at:]); le == nil || le.complete {
+		r, le := parseLine(seg[at:])
+		switch {
+		case le == nil && writtenUnsynced(r, seg[at:], seq):
+		case le == nil || le.complete:
 			return at
 		}
 		from = at + 1
 	}
+}
+
+// writtenUnsynced reports whether the complete record r (line, without its newline) was
+// written while seq was not yet durable, and is intact in itself.
+func writtenUnsynced(r Record, line []byte, seq int64) bool {
+	return r.V >= 2 && r.Synced < seq && r.Seq > seq &&
+		hashIs(chainHash(r.Prev, line[:len(line)-trailerLen]), r.H)
 }
 
 func lastNonZeroIndex(b []byte) int {

@@ -40,8 +40,9 @@ func (a *acking) Settle(ctx context.Context, s kernel.Settlement) error {
 }
 
 // TestWriteFaultsStopTheRunAndLoseNothingAcknowledged injects ENOSPC, a short write and an
-// fsync error at every write and sync of a run: the run stops with the error, nothing more is
-// written, and reopening finds every acknowledged record.
+// fsync error at every write and sync of a run: the run stops with the error (or, for the fsync
+// the last settlement rides on, Close returns it), nothing more is written, and reopening finds
+// every acknowledged record.
 func TestWriteFaultsStopTheRunAndLoseNothingAcknowledged(t *testing.T) {
 	faults := map[string]func(op ledgertest.Op) *ledgertest.Fault{
 		"enospc": func(op ledgertest.Op) *ledgertest.Fault {
@@ -82,8 +83,16 @@ func TestWriteFaultsStopTheRunAndLoseNothingAcknowledged(t *testing.T) {
 			seen = 0 // count the run's operations only
 			rec := &acking{Session: s}
 			_, runErr := newAgent(t, ws, twoTurns, rec).Run(context.Background(), nil, llm.UserText("go"))
-			s.Close()
+			closeErr := s.Close()
 			label := fmt.Sprintf("%s at op %d", name, k)
+			if fired && runErr == nil {
+				// The final answer rides on the fsync of Close (no intent follows it): the
+				// fault must reach Close's caller instead.
+				if !errors.Is(closeErr, ledger.ErrFaulted) {
+					t.Fatalf("%s: the fault reached neither the run nor Close (%v)", label, closeErr)
+				}
+				runErr = &kernel.RecordError{Err: closeErr}
+			}
 			if !fired {
 				if runErr != nil {
 					t.Fatalf("%s: run failed without a fault: %v", label, runErr)

@@ -9,14 +9,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // goldenDigests are the sha256 of the committed golden ledgers. -update does not change them:
 // a format change (a renamed tag in llm or session, a new field) is made on purpose, here and
 // in the golden files, and comes with a FormatVersion bump unless old files read the same.
 var goldenDigests = map[string]string{
-	"conversation": "c33914219a3dc6c1f29e02d94d522899f8f88366ec0fa5add2bc359de811787a",
-	"recovery":     "b50a1ddfba0dd62f3b879dd0033a3d3b0fd0d1059f81843b1b9e150529060142",
+	"conversation": "a5d6babaaa0f16de3bf7fa1824357818a8c38be92c6d1c96903df43c9db234bc",
+	"recovery":     "86b0e75a10e29550372c976771d3a582dc81c34d2fa58697bca681bef87cd506",
 	"fork":         "f176784dc5187e0dc0ddd38fdd4b861ad4d95951903d6167f95ecd0463a99d5a",
 }
 
@@ -71,4 +73,24 @@ func lineDiff(want, got string) string {
 		}
 	}
 	return ""
+}
+
+// TestGoldenV1FilesReadTheSame: the golden ledgers as written before results rode on the next
+// intent's fsync (every record a version 1 line, testdata/golden/v1) read exactly as the
+// current ones, which hold version 2 lines (records written while earlier ones were not yet
+// durable declare it): the ledger change is in the envelope only, the session's records are the
+// same.
+func TestGoldenV1FilesReadTheSame(t *testing.T) {
+	for _, name := range []string{"conversation", "recovery"} {
+		t.Run(name, func(t *testing.T) {
+			v1, v1audit := readGolden(t, "v1/"+name)
+			now, nowAudit := readGolden(t, name)
+			if diff := cmp.Diff(v1, now); diff != "" {
+				t.Errorf("state (-v1 +now):\n%s", diff)
+			}
+			if diff := cmp.Diff(v1audit, nowAudit); diff != "" {
+				t.Errorf("audit records (-v1 +now):\n%s", diff)
+			}
+		})
+	}
 }

@@ -26,10 +26,11 @@ type HookRun struct {
 }
 
 // RecordHook appends a hook run record. It is written at once, also mid-turn: it changes no
-// context, so it needs no turn boundary.
+// context, so it needs no turn boundary. As an audit record nothing acts on, it rides on the
+// next fsync (the next intent's, the run's end).
 func (s *Session) RecordHook(h HookRun) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h.Lane = s.lane
-	return s.append(ledger.Entry{Kind: KindHook, Body: h})
+	return s.append(ledger.Entry{Kind: KindHook, Body: h, NoSync: true})
 }

@@ -213,12 +213,17 @@ func (s *Session) ID() string { return s.st.Header.ID }
 // Dir returns the session's directory.
 func (s *Session) Dir() string { return s.l.Dir() }
 
-// Head returns the ledger's head (seq, hash), for anchoring.
+// Head returns the ledger's head (seq, hash): its position, and an anchor once the records up
+// to it are durable — after EndRun, Sync or Close, or a write outside a run (results and
+// bookkeeping within a run ride on the next intent's fsync).
 func (s *Session) Head() (int64, string) { return s.l.Head() }
 
 // CheckAnchor verifies that the ledger still holds the record seq with hash h (see
 // ledger.Ledger.CheckAnchor): an error wrapping ledger.ErrRollback otherwise.
 func (s *Session) CheckAnchor(seq int64, h string) error { return s.l.CheckAnchor(seq, h) }
+
+// Sync makes every record written so far durable.
+func (s *Session) Sync() error { return s.l.Sync() }
 
 // Close closes the ledger, syncing what is pending.
 func (s *Session) Close() error { return s.l.Close() }
@@ -274,10 +279,12 @@ func (s *Session) BeginRun() error {
 	if s.st.lane(s.lane).RunOpen {
 		return fmt.Errorf("%w: lane %q (recover or end it first)", ErrBusy, s.lane)
 	}
-	return s.append(ledger.Entry{Kind: KindRun, Body: runBody{Lane: s.lane, Event: RunStart}})
+	// Bookkeeping: durable with the run's first intent, before any effect.
+	return s.append(ledger.Entry{Kind: KindRun, Body: runBody{Lane: s.lane, Event: RunStart}, NoSync: true})
 }
 
-// EndRun applies deferred writes and closes the lane's run with a status.
+// EndRun applies deferred writes and closes the lane's run with a status; everything the run
+// wrote is durable when it returns.
 func (s *Session) EndRun(status string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -286,7 +293,7 @@ func (s *Session) EndRun(status string) error {
 		return err
 	}
 	if !s.st.lane(s.lane).RunOpen {
-		return nil
+		return s.l.Sync() // what the run left pending (its last results) is durable at its end
 	}
 	return s.append(ledger.Entry{Kind: KindRun, Body: runBody{Lane: s.lane, Event: RunEnd, Status: status}})
 }
@@ -314,7 +321,8 @@ func (s *Session) SetFact(key, value string) error {
 func (s *Session) flushLocked() error {
 	for len(s.deferred) > 0 {
 		f := s.deferred[0]
-		if err := s.append(ledger.Entry{Kind: KindFact, Body: f}); err != nil {
+		// Flushed right before a model-call intent or a run's end, whose fsync it rides on.
+		if err := s.append(ledger.Entry{Kind: KindFact, Body: f, NoSync: true}); err != nil {
 			return err
 		}
 		s.deferred = s.deferred[1:]
@@ -420,7 +428,10 @@ func (s *Session) gaveUpLocked() error {
 	return e
 }
 
-// Settle implements kernel.Recorder: every entry is fsynced before it returns.
+// Settle implements kernel.Recorder. The settlement is written before Settle returns and
+// becomes durable with the next intent's fsync (group commit), or with EndRun, Sync or Close: nothing outside the process acts on a result before one of those, since every effect
+// starts only after its own intent is durable. A power loss before then loses the result, and
+// recovery treats its intent as one whose outcome is unknown (see Recover).
 func (s *Session) Settle(_ context.Context, set kernel.Settlement) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -429,7 +440,7 @@ func (s *Session) Settle(_ context.Context, set kernel.Settlement) error {
 		usage = nil
 	}
 	if set.IntentID != "" && len(set.Entries) == 0 {
-		return s.append(ledger.Entry{Kind: KindClosed, Body: closedBody{Intent: set.IntentID, Action: ActionFailed, Usage: usage}})
+		return s.append(ledger.Entry{Kind: KindClosed, Body: closedBody{Intent: set.IntentID, Action: ActionFailed, Usage: usage}, NoSync: true})
 	}
 	// The entries are written as one unit, each parented as the state will be after the
 	// ones before it.
@@ -446,6 +457,7 @@ func (s *Session) Settle(_ context.Context, set kernel.Settlement) error {
 		if err != nil {
 			return err
 		}
+		le.NoSync = true
 		es = append(es, le)
 	}
 	return s.append(es...)

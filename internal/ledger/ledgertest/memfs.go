@@ -472,3 +472,60 @@ func (h *handle) Close() error {
 	h.closed = true
 	return nil
 }
+
+// Survival is what a power loss does to one unsynced write in CrashWith.
+type Survival struct {
+	Drop bool // the write is lost (its bytes read as zeros if a later write extends the file)
+	// Cut, when Keep is false and Drop is false, keeps only the write's first Cut bytes; the rest
+	// read as zeros (0 <= Cut < len).
+	Cut  int
+	Keep bool // the whole write reached the disk
+}
+
+// CrashWith returns the filesystem a power loss would leave now, with choose deciding each
+// unsynced write of each file (name, its index among that file's unsynced operations, its
+// length): a deterministic Crash for enumerating every outcome. Unsynced truncations are kept;
+// directory entries and locks are as for Crash.
+func (m *MemFS) CrashWith(choose func(name string, i, size int) Survival) *MemFS {
+	out := m.Crash(DropUnsynced, nil)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for n, c := range out.names {
+		ino := m.durable[n]
+		data := bytes.Clone(ino.durable)
+		for i, o := range ino.ops {
+			if o.trunc {
+				data = o.on(data)
+				continue
+			}
+			switch s := choose(n, i, len(o.data)); {
+			case s.Keep:
+				data = o.on(data)
+			case s.Drop:
+			default:
+				p := op{off: o.off, data: bytes.Clone(o.data)}
+				clear(p.data[s.Cut:])
+				data = p.on(data)
+			}
+		}
+		c.durable, c.data = data, bytes.Clone(data)
+	}
+	return out
+}
+
+// UnsyncedWrites returns the lengths of name's unsynced writes, in order (0 for a truncation).
+func (m *MemFS) UnsyncedWrites(name string) []int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ino, ok := m.names[clean(name)]
+	if !ok {
+		return nil
+	}
+	out := make([]int, len(ino.ops))
+	for i, o := range ino.ops {
+		if !o.trunc {
+			out[i] = len(o.data)
+		}
+	}
+	return out
+}
