@@ -98,6 +98,7 @@ func writeContext(e *env, c *system.Context, dir string, full bool) error {
 		fmt.Fprintf(w, "skill: the prompt invokes %s; its instructions are the prompt\n", c.Skill)
 	}
 	writeSettingsSources(w, c.Settings)
+	writeHooks(w, c.Plugins, c.Hooks)
 	fmt.Fprintln(w)
 	type row struct{ name, source, bytes, tokens string }
 	rows := []row{{"SECTION", "SOURCE", "BYTES", "TOKENS"}}
@@ -158,6 +159,10 @@ type contextJSON struct {
 	Diagnostics   []string      `json:"diagnostics"`
 	// Settings are the settings files, rein's then Claude Code's, with their state.
 	Settings []system.SettingsSource `json:"settings"`
+	// Hooks are the hooks configured, each with its file; Plugins the Claude Code plugins
+	// whose hooks load.
+	Hooks   []system.HookEntry `json:"hooks,omitempty"`
+	Plugins []system.Plugin    `json:"plugins,omitempty"`
 }
 
 type sectionJSON struct {
@@ -177,7 +182,8 @@ func writeContextJSON(e *env, c *system.Context) error {
 	out := contextJSON{V: ContextVersion, Provider: c.Provider, Model: c.Model, ContextWindow: c.ContextWindow,
 		MaxTokens: c.MaxTokens, Session: c.Session, Skill: c.Skill, Estimator: c.Estimator, Total: sizeJSON{c.Bytes, c.Tokens},
 		RequestBytes: c.RequestBytes, Reported: c.Reported, System: c.System.Prompt,
-		Diagnostics: append([]string{}, c.System.Diagnostics...), Settings: append([]system.SettingsSource{}, c.Settings...)}
+		Diagnostics: append([]string{}, c.System.Diagnostics...), Settings: append([]system.SettingsSource{}, c.Settings...),
+		Hooks: c.Hooks, Plugins: c.Plugins}
 	for _, s := range c.Sections {
 		out.Sections = append(out.Sections, sectionJSON{Name: s.Name, Source: s.Source, ImportedBy: s.ImportedBy, Bytes: s.Bytes, Tokens: s.Tokens})
 	}

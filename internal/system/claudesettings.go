@@ -130,6 +130,8 @@ func readClaudeSettings(path, scope, ruleRoot string) (s Settings, ok, invalid b
 			}
 		case "env":
 			s.Env = claudeEnv(top[k], warn)
+		case "enabledPlugins":
+			s.enabledPlugins = claudePlugins(top[k], path, warn)
 		case "hooks", "disableAllHooks", "$schema":
 		default:
 			ignored = append(ignored, k)
@@ -171,6 +173,9 @@ func readClaudeSettings(path, scope, ruleRoot string) (s Settings, ok, invalid b
 			}
 			cfg.Label(scope)
 			s.Hooks = cfg
+			if len(cfg) > 0 {
+				s.hookFiles = []hookFile{{path: path, cfg: cfg}}
+			}
 		}
 	}
 	return s, true, false
@@ -366,7 +371,7 @@ func withClaudeSettings(o Options, s Settings, root string, trusted bool) (Setti
 	read(project[0], ScopeClaudeProject, root, trusted)
 	read(project[1], ScopeClaudeLocal, root, trusted)
 	if claude.disableClaudeHooks && len(claude.Hooks) > 0 {
-		claude.Hooks = nil
+		claude.Hooks, claude.hookFiles = nil, nil
 		claude.warnings = append(claude.warnings, "disableAllHooks is set in a Claude Code settings file: the hooks of Claude Code's settings files do not run")
 	}
 	merged := s.merge(claude)
@@ -400,6 +405,29 @@ func claudeEnv(raw json.RawMessage, warn func(string, ...any)) map[string]string
 			continue
 		}
 		out[k] = str
+	}
+	return out
+}
+
+// claudePlugins reads a Claude Code file's "enabledPlugins" ({"name@marketplace": true}):
+// id → path for true, "" for false; another value is a warning.
+func claudePlugins(raw json.RawMessage, path string, warn func(string, ...any)) map[string]string {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		warn("enabledPlugins: ignored: it is not an object of plugin ids and booleans")
+		return nil
+	}
+	out := map[string]string{}
+	for _, id := range sortedKeys(m) {
+		var on bool
+		if err := json.Unmarshal(m[id], &on); err != nil {
+			warn("enabledPlugins.%s: ignored: the value is not true or false", id)
+			continue
+		}
+		out[id] = ""
+		if on {
+			out[id] = path
+		}
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/reinhq/rein/internal/hooks/command"
@@ -48,6 +49,11 @@ type Settings struct {
 	warnings []string
 	// disableClaudeHooks: a Claude Code file set disableAllHooks.
 	disableClaudeHooks bool
+	// enabledPlugins are Claude Code's "enabledPlugins": plugin id → the file enabling it,
+	// "" when a file set it to false (a later file wins).
+	enabledPlugins map[string]string
+	// hookFiles are the hooks of each file read, for listing them with their source.
+	hookFiles []hookFile
 	// MCPServers and MCP configure MCP servers (package mcp checks and merges them).
 	MCPServers map[string]mcp.Server `json:"mcpServers,omitempty"`
 	MCP        *mcp.Settings         `json:"mcp,omitempty"`
@@ -102,6 +108,8 @@ func (s Settings) merge(o Settings) Settings {
 	s.Hooks = command.Merge(s.Hooks, o.Hooks)
 	s.warnings = append(append([]string(nil), s.warnings...), o.warnings...)
 	s.disableClaudeHooks = s.disableClaudeHooks || o.disableClaudeHooks
+	s.enabledPlugins = overlayEnv(s.enabledPlugins, o.enabledPlugins)
+	s.hookFiles = append(slices.Clone(s.hookFiles), o.hookFiles...)
 	s.Env = overlayEnv(s.Env, o.Env)
 	s.MCPServers, s.MCP = mcp.Merge(s.MCPServers, s.MCP, o.MCPServers, o.MCP)
 	cat := func(a, b []string) []string { return append(append([]string(nil), a...), b...) }
@@ -175,6 +183,9 @@ func ReadSettings(path string, global bool) (Settings, error) {
 		scope = "global"
 	}
 	s.Hooks.Label(scope)
+	if len(s.Hooks) > 0 {
+		s.hookFiles = []hookFile{{path: path, cfg: s.Hooks}}
+	}
 	if err := mcp.CheckSettings(s.MCPServers, s.MCP, global); err != nil {
 		return bad("%v", err)
 	}

@@ -305,3 +305,6 @@ func sortedEvents(c Config) []string {
 	slices.Sort(out)
 	return out
 }
+
+// Skipped reports whether the hook is accepted but never runs ([Config.Check] warned why).
+func (h Hook) Skipped() bool { return h.skip }
