@@ -371,6 +371,7 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 	if err != nil {
 		return err
 	}
+	confirm, approve := rt.hooks.notifying(o.Confirm, o.Approve)
 	var rec kernel.Recorder = &kernel.Memory{}
 	sessionID := ""
 	if rt.Session != nil {
@@ -387,7 +388,7 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 	agent, err := kernel.New(kernel.Config{
 		Model:          model,
 		Tools:          rt.Tools,
-		Gate:           &skillGate{rt: rt, next: &permissionGate{policy: pol, confirm: o.Confirm, approve: o.Approve, then: o.Gate}},
+		Gate:           &skillGate{rt: rt, next: &permissionGate{policy: pol, confirm: confirm, approve: approve, then: o.Gate}},
 		Hooks:          agentHooks,
 		Recorder:       rec,
 		System:         rt.System.Prompt,
