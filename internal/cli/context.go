@@ -98,6 +98,9 @@ func writeContext(e *env, c *system.Context, dir string, full bool) error {
 		fmt.Fprintf(w, "skill: the prompt invokes %s; its instructions are the prompt\n", c.Skill)
 	}
 	writeSettingsSources(w, c.Settings)
+	if c.PermissionModeFrom != "" {
+		fmt.Fprintf(w, "permission mode: %s (permissions.defaultMode in %s)\n", c.PermissionMode, c.PermissionModeFrom)
+	}
 	writeHooks(w, c.Plugins, c.Hooks)
 	fmt.Fprintln(w)
 	type row struct{ name, source, bytes, tokens string }
@@ -162,6 +165,8 @@ type contextJSON struct {
 	// Hooks are the hooks configured, each with its file; Plugins the Claude Code plugins
 	// whose hooks load.
 	Hooks   []system.HookEntry `json:"hooks,omitempty"`
+	// PermissionMode is the permission mode a run applies (permissions.defaultMode).
+	PermissionMode string `json:"permissionMode"`
 	Plugins []system.Plugin    `json:"plugins,omitempty"`
 }
 
@@ -183,7 +188,7 @@ func writeContextJSON(e *env, c *system.Context) error {
 		MaxTokens: c.MaxTokens, Session: c.Session, Skill: c.Skill, Estimator: c.Estimator, Total: sizeJSON{c.Bytes, c.Tokens},
 		RequestBytes: c.RequestBytes, Reported: c.Reported, System: c.System.Prompt,
 		Diagnostics: append([]string{}, c.System.Diagnostics...), Settings: append([]system.SettingsSource{}, c.Settings...),
-		Hooks: c.Hooks, Plugins: c.Plugins}
+		Hooks: c.Hooks, Plugins: c.Plugins, PermissionMode: c.PermissionMode}
 	for _, s := range c.Sections {
 		out.Sections = append(out.Sections, sectionJSON{Name: s.Name, Source: s.Source, ImportedBy: s.ImportedBy, Bytes: s.Bytes, Tokens: s.Tokens})
 	}

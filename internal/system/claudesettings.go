@@ -81,6 +81,10 @@ var claudeOnlyKeys = []string{
 // claudePermissionKeys are the permissions members Claude Code documents beyond the rule lists.
 var claudePermissionKeys = []string{"defaultMode", "additionalDirectories", "disableBypassPermissionsMode", "disableAutoMode"}
 
+// readPermissionNames are the permissions members beyond the rule lists rein reads (see
+// readPermissionKeys).
+var readPermissionNames = []string{"defaultMode", "additionalDirectories", "disableBypassPermissionsMode"}
+
 // claudeFile is the part of a Claude Code settings file rein reads.
 type claudeFile struct {
 	Permissions struct {
@@ -124,10 +128,11 @@ func readClaudeSettings(path, scope, ruleRoot string) (s Settings, ok, invalid b
 			var p map[string]json.RawMessage
 			_ = json.Unmarshal(top[k], &p)
 			for _, pk := range sortedKeys(p) {
-				if !slices.Contains([]string{"allow", "ask", "deny"}, pk) {
+				if !slices.Contains([]string{"allow", "ask", "deny"}, pk) && !slices.Contains(readPermissionNames, pk) {
 					ignored = append(ignored, "permissions."+pk)
 				}
 			}
+			_ = readPermissionKeys(&s, top[k], path, scope != ScopeClaudeUser, false)
 		case "env":
 			s.Env = claudeEnv(top[k], warn)
 		case "enabledPlugins":
@@ -240,6 +245,7 @@ func claudeInReinFile(path string, data []byte, ruleRoot string) ([]byte, []stri
 		return data, nil, nil
 	}
 	var ignored, warnings []string
+	stripped := false
 	for _, k := range sortedKeys(top) {
 		// rein's own keys stay; Claude Code's "sandbox" is an object, rein's a boolean.
 		own := k == "hooks" || k == "permissions" || k == "env" || k == "sandbox" && !bytes.HasPrefix(bytes.TrimSpace(top[k]), []byte("{"))
@@ -253,8 +259,11 @@ func claudeInReinFile(path string, data []byte, ruleRoot string) ([]byte, []stri
 		if json.Unmarshal(raw, &p) == nil {
 			for _, pk := range claudePermissionKeys {
 				if _, ok := p[pk]; ok {
-					ignored = append(ignored, "permissions."+pk)
+					if !slices.Contains(readPermissionNames, pk) {
+						ignored = append(ignored, "permissions."+pk)
+					}
 					delete(p, pk)
+					stripped = true
 				}
 			}
 			for _, list := range []string{"allow", "ask", "deny"} {
@@ -283,7 +292,7 @@ func claudeInReinFile(path string, data []byte, ruleRoot string) ([]byte, []stri
 			top["permissions"], _ = json.Marshal(p)
 		}
 	}
-	if len(ignored) == 0 && len(warnings) == 0 {
+	if len(ignored) == 0 && len(warnings) == 0 && !stripped {
 		return data, nil, nil
 	}
 	if len(ignored) > 0 {
@@ -375,8 +384,11 @@ func withClaudeSettings(o Options, s Settings, root string, trusted bool) (Setti
 		claude.warnings = append(claude.warnings, "disableAllHooks is set in a Claude Code settings file: the hooks of Claude Code's settings files do not run")
 	}
 	merged := s.merge(claude)
-	// rein's own files win over Claude Code's for a variable both set.
+	// rein's own files win over Claude Code's for a variable both set, and for the mode.
 	merged.Env = overlayEnv(claude.Env, s.Env)
+	if s.permMode != nil {
+		merged.permMode = s.permMode
+	}
 	return merged, sources
 }
 

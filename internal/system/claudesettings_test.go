@@ -96,14 +96,14 @@ func TestReinSettingsAcceptClaudeKeys(t *testing.T) {
 	p := filepath.Join(t.TempDir(), ".rein", SettingsFile)
 	os.MkdirAll(filepath.Dir(p), 0o755)
 	os.WriteFile(p, []byte(`{"statusLine": {"type": "command", "command": "x"},
- "permissions": {"allow": ["Read(src/**)", "Glob(secret/**)"], "additionalDirectories": ["../x"]},
+ "permissions": {"allow": ["Read(src/**)", "Glob(secret/**)"], "additionalDirectories": ["../x"], "disableAutoMode": "disable"},
  "hooks": {"SubagentStop": [{"hooks": [{"type": "command", "command": "n"}]}]}}`), 0o644)
 	s, err := ReadSettings(p, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	all := strings.Join(s.warnings, "\n")
-	if !strings.Contains(all, "ignoring Claude Code settings rein does not implement: statusLine, permissions.additionalDirectories") ||
+	if !strings.Contains(all, "ignoring Claude Code settings rein does not implement: statusLine, permissions.disableAutoMode") || len(s.extraDirs) != 1 ||
 		!strings.Contains(all, "hooks.SubagentStop: accepted, never fired") || !slices.Equal(s.Permissions.Allow, []string{"Read(src/**)", "find(secret/**)"}) {
 		t.Errorf("warnings %q allow %q", all, s.Permissions.Allow)
 	}

@@ -26,6 +26,9 @@ type project struct {
 	sources []SettingsSource
 	// plugins are the Claude Code plugins whose hooks the run loads.
 	plugins []Plugin
+	// mode is the permission mode (permissions.defaultMode, see permmode.go), modeFrom the
+	// file that set it ("" for the default).
+	mode, modeFrom string
 }
 
 // openProject reads the settings, passes the project of dir through the trust gate and
@@ -96,6 +99,9 @@ func openProject(o Options, global Settings, dir string, tools *tool.Set, est co
 		}
 	}
 	pr.settings, pr.sources = withClaudeSettings(o, pr.settings, root, pt.trusted)
+	var modeWarnings []string
+	pr.mode, pr.modeFrom, modeWarnings = permissionMode(pr.settings)
+	pr.settings.warnings = append(pr.settings.warnings, modeWarnings...)
 	if o.SystemPrompt != "" {
 		pr.withPlugins(o, root, nil)
 		pr.asm = &contextpack.Assembly{Prompt: o.SystemPrompt, Diagnostics: pr.settings.warnings}
@@ -149,6 +155,9 @@ type Context struct {
 	// Settings are the settings files read, rein's then Claude Code's, then plugins' hook
 	// files, with their state.
 	Settings []SettingsSource
+	// PermissionMode is the permission mode (see ModeDefault), PermissionModeFrom the settings
+	// file that set it ("" for the default).
+	PermissionMode, PermissionModeFrom string
 	// Hooks are the hooks configured, with their files; Plugins the Claude Code plugins whose
 	// hooks load.
 	Hooks   []HookEntry
@@ -241,6 +250,7 @@ func Inspect(o Options, prompt string) (*Context, error) {
 	c.System = pr.asm
 	c.Trusted = pr.trust.trusted
 	c.Settings, c.Hooks, c.Plugins = pr.sources, pr.settings.hookEntries(), pr.plugins
+	c.PermissionMode, c.PermissionModeFrom = pr.mode, pr.modeFrom
 	c.Tools = toolSpecs(tools)
 	c.History = llm.Heal(history)
 	if prompt != "" {

@@ -178,6 +178,8 @@ type Runtime struct {
 	Opened *ledger.Report
 	// Trusted says whether the project's own rein resources were loaded.
 	Trusted bool
+	// PermissionMode is the permission mode the run's gate applies (see ModeDefault).
+	PermissionMode string
 	// Sandboxed says bash runs in the OS sandbox (--sandbox or the settings' "sandbox").
 	Sandboxed bool
 	// hooks makes the hooks of each agent (see hookWiring).
@@ -361,6 +363,13 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 		return err
 	}
 	rt.hooks = &hookWiring{config: pr.settings.Hooks, dir: pr.trust.root, cwd: rt.Workspace.Dir, confirm: o.Confirm, notice: o.Notice}
+	rt.PermissionMode = pr.mode
+	if pr.mode != ModeDefault {
+		rt.hooks.permissionMode = pr.mode
+	}
+	if pr.mode == ModeDontAsk {
+		rt.hooks.confirm = nil
+	}
 	if err := rt.wireEnv(plan, pr.settings, o.Notice); err != nil {
 		return err
 	}
@@ -388,7 +397,7 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 	agent, err := kernel.New(kernel.Config{
 		Model:          model,
 		Tools:          rt.Tools,
-		Gate:           &skillGate{rt: rt, next: &permissionGate{policy: pol, confirm: confirm, approve: approve, then: o.Gate}},
+		Gate:           &skillGate{rt: rt, next: &permissionGate{policy: pol, confirm: confirm, approve: approve, then: o.Gate, mode: pr.mode, modeFrom: pr.modeFrom}},
 		Hooks:          agentHooks,
 		Recorder:       rec,
 		System:         rt.System.Prompt,
