@@ -164,10 +164,10 @@ type contextJSON struct {
 	Settings []system.SettingsSource `json:"settings"`
 	// Hooks are the hooks configured, each with its file; Plugins the Claude Code plugins
 	// whose hooks load.
-	Hooks   []system.HookEntry `json:"hooks,omitempty"`
+	Hooks []system.HookEntry `json:"hooks,omitempty"`
 	// PermissionMode is the permission mode a run applies (permissions.defaultMode).
-	PermissionMode string `json:"permissionMode"`
-	Plugins []system.Plugin    `json:"plugins,omitempty"`
+	PermissionMode string          `json:"permissionMode"`
+	Plugins        []system.Plugin `json:"plugins,omitempty"`
 }
 
 type sectionJSON struct {
