@@ -29,6 +29,8 @@ type project struct {
 	// mode is the permission mode (permissions.defaultMode, see permmode.go), modeFrom the
 	// file that set it ("" for the default).
 	mode, modeFrom string
+	// dirs are the additional directories the file tools may read and write.
+	dirs []AdditionalDir
 }
 
 // openProject reads the settings, passes the project of dir through the trust gate and
@@ -102,6 +104,8 @@ func openProject(o Options, global Settings, dir string, tools *tool.Set, est co
 	var modeWarnings []string
 	pr.mode, pr.modeFrom, modeWarnings = permissionMode(pr.settings)
 	pr.settings.warnings = append(pr.settings.warnings, modeWarnings...)
+	pr.dirs, modeWarnings = additionalDirs(pr.settings, root, dir)
+	pr.settings.warnings = append(pr.settings.warnings, modeWarnings...)
 	if o.SystemPrompt != "" {
 		pr.withPlugins(o, root, nil)
 		pr.asm = &contextpack.Assembly{Prompt: o.SystemPrompt, Diagnostics: pr.settings.warnings}
@@ -158,6 +162,9 @@ type Context struct {
 	// PermissionMode is the permission mode (see ModeDefault), PermissionModeFrom the settings
 	// file that set it ("" for the default).
 	PermissionMode, PermissionModeFrom string
+	// AdditionalDirs are the directories outside the workspace the file tools may read and
+	// write (permissions.additionalDirectories).
+	AdditionalDirs []AdditionalDir
 	// Hooks are the hooks configured, with their files; Plugins the Claude Code plugins whose
 	// hooks load.
 	Hooks   []HookEntry
@@ -250,7 +257,7 @@ func Inspect(o Options, prompt string) (*Context, error) {
 	c.System = pr.asm
 	c.Trusted = pr.trust.trusted
 	c.Settings, c.Hooks, c.Plugins = pr.sources, pr.settings.hookEntries(), pr.plugins
-	c.PermissionMode, c.PermissionModeFrom = pr.mode, pr.modeFrom
+	c.PermissionMode, c.PermissionModeFrom, c.AdditionalDirs = pr.mode, pr.modeFrom, pr.dirs
 	c.Tools = toolSpecs(tools)
 	c.History = llm.Heal(history)
 	if prompt != "" {

@@ -118,7 +118,7 @@ func (g *permissionGate) approved(ctx context.Context, name string, args json.Ra
 // the workspace is below the project root, and nothing may read $REIN_HOME (credentials,
 // trust decisions, sessions), wherever it lies — except the bash tool's full-output files
 // in a session's directory and the skills in $REIN_HOME/skills.
-func newPolicy(rules policy.Rules, dir, root, home string) (*policy.Policy, error) {
+func newPolicy(rules policy.Rules, dir, root, home string, roots ...string) (*policy.Policy, error) {
 	protected := append([]string(nil), pathrule.DefaultProtected...)
 	ticket := ticketWorkspace(home, dir)
 	for _, p := range []string{home, filepath.Join(root, ".git"), filepath.Join(root, ".rein")} {
@@ -140,7 +140,7 @@ func newPolicy(rules policy.Rules, dir, root, home string) (*policy.Policy, erro
 			readExempt = append(readExempt, pathrule.EscapeGlob(filepath.ToSlash(dir)))
 		}
 	}
-	pol, err := policy.New(policy.Config{Rules: rules, Dir: dir, Protected: protected, ReadProtected: readProtected, ReadExempt: readExempt})
+	pol, err := policy.New(policy.Config{Rules: rules, Dir: dir, Roots: roots, Protected: protected, ReadProtected: readProtected, ReadExempt: readExempt})
 	if err != nil {
 		return nil, fmt.Errorf("%w: permission rules: %w", ErrConfig, err)
 	}

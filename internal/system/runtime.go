@@ -198,6 +198,9 @@ type Runtime struct {
 	// skillDirs are the skill directories outside the workspace: the read tool's read-only
 	// roots, shown read-only in the sandbox (see openSkillDirs).
 	skillDirs []string
+	// extraDirs are the additional directories the file tools read and write (and a
+	// sandbox binds writable): permissions.additionalDirectories.
+	extraDirs []string
 	// skills are the loaded skills a user may invoke with /NAME; active is the one invoked
 	// by the run in progress (see skillcall.go).
 	skills []contextpack.Skill
@@ -352,7 +355,8 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 	}
 	rt.System, rt.Trusted = pr.asm, pr.trust.trusted
 	rt.openSkillDirs(pr.asm)
-	pol, err := newPolicy(pr.settings.Permissions, rt.Workspace.Dir, pr.trust.root, o.Home)
+	rt.openExtraDirs(pr.dirs)
+	pol, err := newPolicy(pr.settings.Permissions, rt.Workspace.Dir, pr.trust.root, o.Home, rt.extraDirs...)
 	if err != nil {
 		return err
 	}
@@ -769,7 +773,7 @@ func missingKey(provider string) error {
 func buildTools(rt *Runtime, plan *newSession, o Options, journal *proc.Journal) (*tool.Set, error) {
 	ws := rt.Workspace
 	ws.Protected = workspaceProtected(o)
-	sb, err := openSandbox(o, ws, rt.masks, rt.skillDirs)
+	sb, err := openSandbox(o, ws, rt.masks, rt.skillDirs, rt.extraDirs)
 	if err != nil {
 		return nil, err
 	}
@@ -862,7 +866,7 @@ func guardTools(rt *Runtime, plan *newSession, o Options, pol *policy.Policy) er
 		}
 		rt.masks = masks
 	}
-	if len(rt.masks) == 0 && len(rt.skillDirs) == 0 {
+	if len(rt.masks) == 0 && len(rt.skillDirs) == 0 && len(rt.extraDirs) == 0 {
 		return nil
 	}
 	rt.Tools, err = buildTools(rt, plan, o, rt.journal)
