@@ -18,8 +18,8 @@ func TestAdditionalDirectories(t *testing.T) {
 	base, _ := filepath.EvalSymlinks(t.TempDir())
 	home, proj, shared := filepath.Join(base, "home"), filepath.Join(base, "proj"), filepath.Join(base, "shared")
 	files := map[string]string{
-		filepath.Join(home, SettingsFile): `{"permissions": {"deny": ["write(**/.env)"]}}`,
-		filepath.Join(proj, ".git", "HEAD"): "ref: refs/heads/main\n",
+		filepath.Join(home, SettingsFile):               `{"permissions": {"deny": ["write(**/.env)"]}}`,
+		filepath.Join(proj, ".git", "HEAD"):             "ref: refs/heads/main\n",
 		filepath.Join(proj, ".claude", "settings.json"): `{"permissions": {"additionalDirectories": ["../shared", "../missing"]}}`,
 		filepath.Join(shared, "lib.txt"):                "shared v1\n",
 		filepath.Join(base, "other", "x.txt"):           "other\n",
