@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/reinhq/rein/internal/policy"
 )
 
 // Permission modes: Claude Code's permissions.defaultMode, as rein runs them (see the README's
@@ -117,3 +119,8 @@ func permissionMode(s Settings) (mode, from string, warnings []string) {
 	}
 	return m.mode, m.file, nil
 }
+
+// ownSession reports whether o builds a person's own session (the default role), the only
+// kind the permission mode and additional directories apply to: a delivery run's stage
+// agents keep their role's surface and their worktree.
+func ownSession(o Options) bool { return o.Role == "" || o.Role == policy.RoleDefault }

@@ -354,6 +354,11 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 		return err
 	}
 	rt.System, rt.Trusted = pr.asm, pr.trust.trusted
+	if !ownSession(o) {
+		// A delivery run's stage agent keeps its role's surface and its worktree: the
+		// settings' permission mode and additional directories are a person's own sessions'.
+		pr.mode, pr.modeFrom, pr.dirs = ModeDefault, "", nil
+	}
 	rt.openSkillDirs(pr.asm)
 	rt.openExtraDirs(pr.dirs)
 	pol, err := newPolicy(pr.settings.Permissions, rt.Workspace.Dir, pr.trust.root, o.Home, rt.extraDirs...)
