@@ -82,7 +82,7 @@ func withPlugins(o Options, s Settings, root string, asm *contextpack.Assembly) 
 	}
 	if asm != nil {
 		for _, sk := range asm.Skills {
-			if dir, ok := skillPlugin(sk.Dir); ok {
+			if dir, ok := skillPlugin(sk.Dir, o.Home); ok {
 				add(Plugin{Name: pluginName(dir, warn), Dir: dir, From: "holds the skill " + sk.Path})
 			}
 		}
@@ -116,15 +116,36 @@ func withPlugins(o Options, s Settings, root string, asm *contextpack.Assembly) 
 }
 
 // skillPlugin returns the plugin directory holding the skill directory dir
-// (<plugin>/skills/<skill>), when it is one: it has a plugin manifest or hooks file.
-func skillPlugin(dir string) (string, bool) {
+// (<plugin>/skills/<skill>), when it is one: it has a plugin manifest or hooks file, and it
+// lies inside a skills directory rein scans (.rein/skills, .agents/skills, .claude/skills,
+// $REIN_HOME/skills), whose whole tree the trust gate digests — never .claude itself for a
+// skill in .claude/skills.
+func skillPlugin(dir, home string) (string, bool) {
 	parent := filepath.Dir(dir)
 	if filepath.Base(parent) != "skills" {
 		return "", false
 	}
 	p := filepath.Dir(parent)
-	if exists(filepath.Join(p, pluginManifest)) || exists(filepath.Join(p, pluginHooksFile)) {
-		return p, true
+	if !exists(filepath.Join(p, pluginManifest)) && !exists(filepath.Join(p, pluginHooksFile)) {
+		return "", false
+	}
+	homeSkills := ""
+	if home != "" {
+		if h, err := filepath.EvalSymlinks(home); err == nil {
+			homeSkills = filepath.Join(h, "skills")
+		}
+	}
+	for a := filepath.Dir(p); a != filepath.Dir(a); a = filepath.Dir(a) {
+		if filepath.Base(a) != "skills" {
+			continue
+		}
+		switch filepath.Base(filepath.Dir(a)) {
+		case ".rein", ".agents", ".claude":
+			return p, true
+		}
+		if a == homeSkills {
+			return p, true
+		}
 	}
 	return "", false
 }

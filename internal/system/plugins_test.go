@@ -74,3 +74,23 @@ func TestInstalledPlugins(t *testing.T) {
 		t.Errorf("disableAllHooks: %+v", s.Hooks)
 	}
 }
+
+// TestSkillPluginInsideSkillsDirectory: a plugin is found through its skills only inside a
+// skills directory rein scans; .claude beside .claude/skills, with a hooks/hooks.json the
+// trust gate does not digest, is no plugin.
+func TestSkillPluginInsideSkillsDirectory(t *testing.T) {
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	kit := filepath.Join(root, ".claude", "skills", "kits", "plugins", "kit")
+	for _, p := range []string{filepath.Join(kit, pluginHooksFile), filepath.Join(root, ".claude", pluginHooksFile)} {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(`{"hooks": {}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p, ok := skillPlugin(filepath.Join(kit, "skills", "review"), ""); !ok || p != kit {
+		t.Errorf("nested plugin: %q %v", p, ok)
+	}
+	if p, ok := skillPlugin(filepath.Join(root, ".claude", "skills", "deploy"), ""); ok {
+		t.Errorf(".claude taken for a plugin: %q", p)
+	}
+}
