@@ -98,6 +98,13 @@ func writeContext(e *env, c *system.Context, dir string, full bool) error {
 		fmt.Fprintf(w, "skill: the prompt invokes %s; its instructions are the prompt\n", c.Skill)
 	}
 	writeSettingsSources(w, c.Settings)
+	if c.PermissionModeFrom != "" {
+		fmt.Fprintf(w, "permission mode: %s (permissions.defaultMode in %s)\n", c.PermissionMode, c.PermissionModeFrom)
+	}
+	for _, d := range c.AdditionalDirs {
+		fmt.Fprintf(w, "additional directory: %s (permissions.additionalDirectories in %s)\n", d.Path, d.From)
+	}
+	writeHooks(w, c.Plugins, c.Hooks)
 	fmt.Fprintln(w)
 	type row struct{ name, source, bytes, tokens string }
 	rows := []row{{"SECTION", "SOURCE", "BYTES", "TOKENS"}}
@@ -158,6 +165,14 @@ type contextJSON struct {
 	Diagnostics   []string      `json:"diagnostics"`
 	// Settings are the settings files, rein's then Claude Code's, with their state.
 	Settings []system.SettingsSource `json:"settings"`
+	// Hooks are the hooks configured, each with its file; Plugins the Claude Code plugins
+	// whose hooks load.
+	Hooks   []system.HookEntry `json:"hooks,omitempty"`
+	Plugins []system.Plugin    `json:"plugins,omitempty"`
+	// PermissionMode is the permission mode a run applies (permissions.defaultMode).
+	PermissionMode string `json:"permissionMode"`
+	// AdditionalDirs are the directories outside the workspace the file tools read and write.
+	AdditionalDirs []system.AdditionalDir `json:"additionalDirectories,omitempty"`
 }
 
 type sectionJSON struct {
@@ -177,7 +192,8 @@ func writeContextJSON(e *env, c *system.Context) error {
 	out := contextJSON{V: ContextVersion, Provider: c.Provider, Model: c.Model, ContextWindow: c.ContextWindow,
 		MaxTokens: c.MaxTokens, Session: c.Session, Skill: c.Skill, Estimator: c.Estimator, Total: sizeJSON{c.Bytes, c.Tokens},
 		RequestBytes: c.RequestBytes, Reported: c.Reported, System: c.System.Prompt,
-		Diagnostics: append([]string{}, c.System.Diagnostics...), Settings: append([]system.SettingsSource{}, c.Settings...)}
+		Diagnostics: append([]string{}, c.System.Diagnostics...), Settings: append([]system.SettingsSource{}, c.Settings...),
+		Hooks: c.Hooks, Plugins: c.Plugins, PermissionMode: c.PermissionMode, AdditionalDirs: c.AdditionalDirs}
 	for _, s := range c.Sections {
 		out.Sections = append(out.Sections, sectionJSON{Name: s.Name, Source: s.Source, ImportedBy: s.ImportedBy, Bytes: s.Bytes, Tokens: s.Tokens})
 	}

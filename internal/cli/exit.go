@@ -69,7 +69,7 @@ var exitTable = []struct {
 		telemetry.ErrConfig, sandbox.ErrUnavailable, llm.ErrBadModelsFile, session.ErrBadForkPoint,
 		kernel.ErrNothingToContinue, system.ErrNothingPending, contextpack.ErrNothingToCompact, gitx.ErrNotRepo, gitx.ErrNoGit,
 		delivery.ErrInvalidProfile, delivery.ErrNoProfile, delivery.ErrNoRun, delivery.ErrUsage, delivery.ErrFinished,
-		delivery.ErrNotRunnable, mcp.ErrServer,
+		delivery.ErrNotRunnable, mcp.ErrServer, mcp.ErrUnsetVariable,
 		loop.ErrInvalidContract, loop.ErrNoLoop, loop.ErrFinished, loop.ErrUnsupported, loop.ErrNoGate, loop.ErrNotDrifted,
 		loop.ErrTrigger,
 		artifact.ErrMalformed, artifact.ErrInvalidDigest, artifact.ErrInvalidReference, artifact.ErrOutsideRoots,

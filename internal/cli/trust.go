@@ -67,6 +67,9 @@ is added, edited or removed afterwards, none of them loads until the project is 
 					decision += " (recorded without digests by an older rein: every file counts as new until `rein trust --allow`)"
 				}
 				fmt.Fprintf(e.stdout, "project: %s\ndecision: %s\n", st.Root, decision)
+				if err := writeTrustedHooks(e, home, dir); err != nil {
+					return err
+				}
 				if len(st.Files) == 0 {
 					fmt.Fprintln(e.stdout, "guarded files: none (no decision is needed)")
 					return nil

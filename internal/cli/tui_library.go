@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -156,23 +155,18 @@ func (h *uiHost) Permissions(trusted bool) ([]string, error) {
 	return out, nil
 }
 
-// Hooks lists the command hooks of each settings file in force, one event each.
+// Hooks lists the hooks in force — rein's settings, Claude Code's and plugins' — one a
+// line, with the file that configured each.
 func (h *uiHost) Hooks(trusted bool) ([]string, error) {
-	paths, sets, err := h.settingsFiles(trusted)
+	entries, err := system.HooksInForce(system.Options{Dir: h.dir, Home: h.home, Getenv: h.e.getenv}, trusted)
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	for i, s := range sets {
-		for event, groups := range s.Hooks {
-			data, err := json.Marshal(groups)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, fmt.Sprintf("  %s: %s  (%s)", event, data, paths[i]))
-		}
+	lines := hookLines(entries)
+	for i := range lines {
+		lines[i] = "  " + lines[i]
 	}
-	return out, nil
+	return lines, nil
 }
 
 // maxSkillBytes bounds a skill pinned to a message.

@@ -44,6 +44,9 @@ type Server struct {
 	// Name and Source (the file that configured it) are filled in by rein.
 	Name   string `json:"-"`
 	Source string `json:"-"`
+	// Problem, when set, says why the server cannot be started as configured (see
+	// [Expand]): [Open] lists it as failed with this error and does not start it.
+	Problem error `json:"-"`
 }
 
 // Settings are the "mcp" key of rein's settings files.

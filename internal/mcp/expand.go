@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,18 +11,21 @@ import (
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 
+// ErrUnsetVariable: a server's entry names ${VAR} without a default and VAR is not set.
+var ErrUnsetVariable = errors.New("an MCP server's configuration names a variable that is not set")
+
 // Expand replaces ${VAR} and ${VAR:-default} in a server's command, args, env values, url
-// and headers, as Claude Code does: VAR is read with getenv; an unset (or empty) VAR without
-// a default is left as written and named in a warning. "$" not followed by "{" is literal.
-func Expand(s Server, getenv func(string) string) (Server, []string) {
-	var warn []string
-	seen := map[string]bool{}
+// and headers, as Claude Code's .mcp.json does: VAR is read with getenv; an unset (or empty)
+// VAR takes the default. One without a default is an error naming the server and every such
+// variable (matching [ErrUnsetVariable]): the server cannot be started as configured. "$" not
+// followed by "{" is literal, as is "${" not closed or holding no variable name.
+func Expand(s Server, getenv func(string) string) (Server, error) {
+	var missing []string
 	x := func(v string) string {
-		out, missing := expand(v, getenv)
-		for _, m := range missing {
-			if !seen[m] {
-				seen[m] = true
-				warn = append(warn, fmt.Sprintf("MCP server %s: ${%s} is not set and has no default; it was left as written", s.Name, m))
+		out, m := expand(v, getenv)
+		for _, name := range m {
+			if !slices.Contains(missing, name) {
+				missing = append(missing, name)
 			}
 		}
 		return out
@@ -44,7 +48,15 @@ func Expand(s Server, getenv func(string) string) (Server, []string) {
 		return out
 	}
 	s.Env, s.Headers = expandMap(s.Env), expandMap(s.Headers)
-	return s, warn
+	if len(missing) > 0 {
+		refs := make([]string, len(missing))
+		for i, m := range missing {
+			refs[i] = "${" + m + "}"
+		}
+		return s, fmt.Errorf("%w: MCP server %s (%s): %s not set and without a default: set it in the environment or the settings' \"env\", or write ${NAME:-default}",
+			ErrUnsetVariable, s.Name, s.Source, strings.Join(refs, ", ")+map[bool]string{true: " is", false: " are"}[len(refs) == 1])
+	}
+	return s, nil
 }
 
 // expand expands one string; missing lists the variables left as written.

@@ -33,6 +33,9 @@ type Options struct {
 	// whose names match StripEnv (path.Match patterns, case-insensitive) are left out of it.
 	Environ  []string
 	StripEnv []string
+	// SetEnv are variables set for every stdio server (the settings' "env"), over Environ
+	// and under a server's own "env"; StripEnv does not remove them (they are set on purpose).
+	SetEnv map[string]string
 	// Journal records the servers' processes, so that a later rein ends what a dead one left.
 	Journal *proc.Journal
 	// HTTPClient reaches HTTP servers; nil means http.DefaultClient.
@@ -86,6 +89,10 @@ func Open(ctx context.Context, o Options) *Manager {
 		if cfg.Disabled {
 			continue
 		}
+		if cfg.Problem != nil {
+			s.state, s.err = StateFailed, cfg.Problem
+			continue
+		}
 		wg.Go(func() { _ = s.connect(ctx) })
 	}
 	wg.Wait()
@@ -114,15 +121,22 @@ func (m *Manager) Close() error {
 }
 
 // env is a stdio server's environment: the inherited one without the stripped names, then
-// the entry's own variables, which win.
+// the settings' variables (SetEnv), then the entry's own variables, which win.
 func (m *Manager) env(own map[string]string) []string {
 	var out []string
 	for _, kv := range m.opts.Environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if _, set := own[name]; set || stripped(name, m.opts.StripEnv) {
+		_, set := own[name]
+		_, shared := m.opts.SetEnv[name]
+		if set || shared || stripped(name, m.opts.StripEnv) {
 			continue
 		}
 		out = append(out, kv)
+	}
+	for _, k := range slices.Sorted(mapsKeys(m.opts.SetEnv)) {
+		if _, set := own[k]; !set {
+			out = append(out, k+"="+m.opts.SetEnv[k])
+		}
 	}
 	for _, k := range slices.Sorted(mapsKeys(own)) {
 		out = append(out, k+"="+own[k])

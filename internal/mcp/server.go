@@ -197,6 +197,9 @@ func (c *conn) close() {
 // live returns the server's session, starting the server again if it crashed since (at most
 // maxRestarts times).
 func (s *server) live(ctx context.Context) (*conn, error) {
+	if s.cfg.Problem != nil {
+		return nil, s.cfg.Problem // it cannot be started as configured
+	}
 	s.mu.Lock()
 	c, state := s.conn, s.state
 	s.mu.Unlock()

@@ -81,6 +81,11 @@ type Config struct {
 	// Dir is the absolute workspace directory. Absolute paths inside it are matched as
 	// workspace-relative paths; without it, only relative paths are.
 	Dir string
+	// Roots are further absolute directories the file tools work in (a run's additional
+	// directories). A path inside one is also matched relative to it by the deny and ask
+	// rules and by the relative protected paths (so **/.env and .git hold there); allow
+	// rules match it by its absolute path only.
+	Roots []string
 }
 
 // Policy is a compiled set of permission rules. It is immutable and safe for concurrent use.
@@ -90,6 +95,7 @@ type Policy struct {
 	readProtected    *pathrule.ProtectedPaths
 	readExempt       *pathrule.ProtectedPaths
 	dir              string
+	roots            []string
 }
 
 // New compiles cfg. Every malformed rule is reported (an *[refusal.Error] with [CodeBadRule]).
@@ -99,6 +105,12 @@ func New(cfg Config) (*Policy, error) {
 		p.dir = ""
 	} else if !filepath.IsAbs(cfg.Dir) {
 		return nil, errorf(CodeBadRule, "workspace directory %q is not absolute", cfg.Dir)
+	}
+	for _, r := range cfg.Roots {
+		if !filepath.IsAbs(r) {
+			return nil, errorf(CodeBadRule, "additional directory %q is not absolute", r)
+		}
+		p.roots = append(p.roots, filepath.ToSlash(filepath.Clean(r)))
 	}
 	var problems []string
 	compile := func(list []string) []Rule {
@@ -298,9 +310,15 @@ func (p *Policy) decidePathRules(toolName string, op Op, target string, withWhol
 	if rel != "" {
 		shown = rel
 	}
+	// inRoot is the path relative to the additional directory holding it, for the rules
+	// that hold everywhere (deny, ask, protected paths).
+	inRoot := rel
+	if rel == "" {
+		inRoot = p.rootRel(abs)
+	}
 	what := fmt.Sprintf("%s %s", opVerb(op), shown)
 	if op == OpWrite {
-		if g, ok := p.isProtected(rel, abs); ok {
+		if g, ok := p.isProtected(inRoot, abs); ok {
 			return Decision{Verdict: Deny, Code: CodeProtectedPath, Part: shown, Reason: pathrule.Reason(shown, g)}
 		}
 	}
@@ -315,7 +333,11 @@ func (p *Policy) decidePathRules(toolName string, op Op, target string, withWhol
 			if withWhole && r.kind == kindTool && r.Tool == toolName {
 				return verdictFor(list.v, r.Raw, shown, what)
 			}
-			if r.kind == kindPath && ruleCoversTool(r.Tool, toolName) && r.path.Match(rel, abs, list.v != Allow) {
+			at := rel
+			if list.v != Allow {
+				at = inRoot
+			}
+			if r.kind == kindPath && ruleCoversTool(r.Tool, toolName) && r.path.Match(at, abs, list.v != Allow) {
 				return verdictFor(list.v, r.Raw, shown, what)
 			}
 		}
@@ -350,6 +372,19 @@ func ruleCoversTool(ruleTool, toolName string) bool {
 // an absolute path ([pathrule.Resolve]).
 func (p *Policy) resolve(target, cwd string) (rel, abs string) {
 	return pathrule.Resolve(p.dir, target, cwd)
+}
+
+// rootRel is abs relative to the additional directory holding it, "" when none does.
+func (p *Policy) rootRel(abs string) string {
+	if abs == "" {
+		return ""
+	}
+	for _, r := range p.roots {
+		if rel, ok := strings.CutPrefix(abs, r+"/"); ok {
+			return rel
+		}
+	}
+	return ""
 }
 
 // isReadProtected reports the read-protected glob covering a resolved path, unless the path

@@ -44,6 +44,10 @@ type Config struct {
 	// ReadOnly lists further absolute host paths made visible read-only (missing ones are
 	// skipped).
 	ReadOnly []string
+	// Writable lists further absolute directories commands may write (a run's additional
+	// directories; missing ones are skipped). Like the workspace, none may be or contain one
+	// of [SystemPaths], and the Protect paths hold inside each too.
+	Writable []string
 	// Hide lists absolute host paths that must stay invisible even when they lie inside the
 	// workspace or a read-only path ($REIN_HOME): they are covered with an empty read-only
 	// file system. A path the sandbox does not mount anyway needs nothing. Hiding the
@@ -68,14 +72,18 @@ type Config struct {
 	Fallback string
 }
 
+// protected is one protected path and the writable directory it lies in.
+type protected struct{ base, target string }
+
 // Sandbox builds bwrap command lines. It is immutable and safe for concurrent use.
 type Sandbox struct {
 	bwrap string
 	ws    string
 	// mounts is the fixed part of the bwrap arguments, up to the workspace's bind.
 	mounts []string
-	// protect are the protected paths (absolute, clean, sorted, none below another).
-	protect []string
+	// protect are the protected paths (absolute, clean, sorted, none below another), each
+	// with the writable directory holding it.
+	protect []protected
 	// hide are the mounts covering hidden paths, after the protected ones.
 	hide []string
 }
@@ -153,7 +161,34 @@ func New(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.protect = protect
+	for _, t := range protect {
+		s.protect = append(s.protect, protected{base: ws, target: t})
+	}
+	for _, p := range cfg.Writable {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("sandbox: writable directory %q is not absolute", p)
+		}
+		p = filepath.Clean(p)
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		} else {
+			continue
+		}
+		for _, sp := range SystemPaths {
+			if within(p, sp) {
+				return nil, fmt.Errorf("sandbox: the writable directory %s is or contains the system directory %s, which must stay read-only", p, sp)
+			}
+		}
+		a = append(a, "--bind", p, p)
+		visible = append(visible, p)
+		more, err := protectedPaths(p, cfg.Protect)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range more {
+			s.protect = append(s.protect, protected{base: p, target: t})
+		}
+	}
 	var hide []string
 	for _, h := range cfg.Hide {
 		if h == "" {
@@ -362,9 +397,10 @@ func (s *Sandbox) Prepare(argv []string, dir string) (*Prepared, error) {
 func (s *Sandbox) protectMounts(p *Prepared) ([]string, error) {
 	var out []string
 	bound := map[string]bool{} // directories on the way, already bound onto themselves
-	for _, target := range s.protect {
-		rel, _ := filepath.Rel(s.ws, target)
-		cur := s.ws
+	for _, pr := range s.protect {
+		target := pr.target
+		rel, _ := filepath.Rel(pr.base, target)
+		cur := pr.base
 		for _, part := range strings.Split(rel, string(filepath.Separator)) {
 			cur = filepath.Join(cur, part)
 			descend, err := protectStep(p, cur, cur == target)

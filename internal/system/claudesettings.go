@@ -81,6 +81,10 @@ var claudeOnlyKeys = []string{
 // claudePermissionKeys are the permissions members Claude Code documents beyond the rule lists.
 var claudePermissionKeys = []string{"defaultMode", "additionalDirectories", "disableBypassPermissionsMode", "disableAutoMode"}
 
+// readPermissionNames are the permissions members beyond the rule lists rein reads (see
+// readPermissionKeys).
+var readPermissionNames = []string{"defaultMode", "additionalDirectories", "disableBypassPermissionsMode"}
+
 // claudeFile is the part of a Claude Code settings file rein reads.
 type claudeFile struct {
 	Permissions struct {
@@ -124,12 +128,15 @@ func readClaudeSettings(path, scope, ruleRoot string) (s Settings, ok, invalid b
 			var p map[string]json.RawMessage
 			_ = json.Unmarshal(top[k], &p)
 			for _, pk := range sortedKeys(p) {
-				if !slices.Contains([]string{"allow", "ask", "deny"}, pk) {
+				if !slices.Contains([]string{"allow", "ask", "deny"}, pk) && !slices.Contains(readPermissionNames, pk) {
 					ignored = append(ignored, "permissions."+pk)
 				}
 			}
+			_ = readPermissionKeys(&s, top[k], path, scope != ScopeClaudeUser, false)
 		case "env":
 			s.Env = claudeEnv(top[k], warn)
+		case "enabledPlugins":
+			s.enabledPlugins = claudePlugins(top[k], path, warn)
 		case "hooks", "disableAllHooks", "$schema":
 		default:
 			ignored = append(ignored, k)
@@ -171,6 +178,9 @@ func readClaudeSettings(path, scope, ruleRoot string) (s Settings, ok, invalid b
 			}
 			cfg.Label(scope)
 			s.Hooks = cfg
+			if len(cfg) > 0 {
+				s.hookFiles = []hookFile{{path: path, cfg: cfg}}
+			}
 		}
 	}
 	return s, true, false
@@ -235,6 +245,7 @@ func claudeInReinFile(path string, data []byte, ruleRoot string) ([]byte, []stri
 		return data, nil, nil
 	}
 	var ignored, warnings []string
+	stripped := false
 	for _, k := range sortedKeys(top) {
 		// rein's own keys stay; Claude Code's "sandbox" is an object, rein's a boolean.
 		own := k == "hooks" || k == "permissions" || k == "env" || k == "sandbox" && !bytes.HasPrefix(bytes.TrimSpace(top[k]), []byte("{"))
@@ -248,8 +259,11 @@ func claudeInReinFile(path string, data []byte, ruleRoot string) ([]byte, []stri
 		if json.Unmarshal(raw, &p) == nil {
 			for _, pk := range claudePermissionKeys {
 				if _, ok := p[pk]; ok {
-					ignored = append(ignored, "permissions."+pk)
+					if !slices.Contains(readPermissionNames, pk) {
+						ignored = append(ignored, "permissions."+pk)
+					}
 					delete(p, pk)
+					stripped = true
 				}
 			}
 			for _, list := range []string{"allow", "ask", "deny"} {
@@ -278,7 +292,7 @@ func claudeInReinFile(path string, data []byte, ruleRoot string) ([]byte, []stri
 			top["permissions"], _ = json.Marshal(p)
 		}
 	}
-	if len(ignored) == 0 && len(warnings) == 0 {
+	if len(ignored) == 0 && len(warnings) == 0 && !stripped {
 		return data, nil, nil
 	}
 	if len(ignored) > 0 {
@@ -366,12 +380,15 @@ func withClaudeSettings(o Options, s Settings, root string, trusted bool) (Setti
 	read(project[0], ScopeClaudeProject, root, trusted)
 	read(project[1], ScopeClaudeLocal, root, trusted)
 	if claude.disableClaudeHooks && len(claude.Hooks) > 0 {
-		claude.Hooks = nil
+		claude.Hooks, claude.hookFiles = nil, nil
 		claude.warnings = append(claude.warnings, "disableAllHooks is set in a Claude Code settings file: the hooks of Claude Code's settings files do not run")
 	}
 	merged := s.merge(claude)
-	// rein's own files win over Claude Code's for a variable both set.
+	// rein's own files win over Claude Code's for a variable both set, and for the mode.
 	merged.Env = overlayEnv(claude.Env, s.Env)
+	if s.permMode != nil {
+		merged.permMode = s.permMode
+	}
 	return merged, sources
 }
 
@@ -400,6 +417,29 @@ func claudeEnv(raw json.RawMessage, warn func(string, ...any)) map[string]string
 			continue
 		}
 		out[k] = str
+	}
+	return out
+}
+
+// claudePlugins reads a Claude Code file's "enabledPlugins" ({"name@marketplace": true}):
+// id → path for true, "" for false; another value is a warning.
+func claudePlugins(raw json.RawMessage, path string, warn func(string, ...any)) map[string]string {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		warn("enabledPlugins: ignored: it is not an object of plugin ids and booleans")
+		return nil
+	}
+	out := map[string]string{}
+	for _, id := range sortedKeys(m) {
+		var on bool
+		if err := json.Unmarshal(m[id], &on); err != nil {
+			warn("enabledPlugins.%s: ignored: the value is not true or false", id)
+			continue
+		}
+		out[id] = ""
+		if on {
+			out[id] = path
+		}
 	}
 	return out
 }

@@ -96,15 +96,15 @@ func TestReinSettingsAcceptClaudeKeys(t *testing.T) {
 	p := filepath.Join(t.TempDir(), ".rein", SettingsFile)
 	os.MkdirAll(filepath.Dir(p), 0o755)
 	os.WriteFile(p, []byte(`{"statusLine": {"type": "command", "command": "x"},
- "permissions": {"allow": ["Read(src/**)", "Glob(secret/**)"], "additionalDirectories": ["../x"]},
- "hooks": {"Notification": [{"hooks": [{"type": "command", "command": "n"}]}]}}`), 0o644)
+ "permissions": {"allow": ["Read(src/**)", "Glob(secret/**)"], "additionalDirectories": ["../x"], "disableAutoMode": "disable"},
+ "hooks": {"SubagentStop": [{"hooks": [{"type": "command", "command": "n"}]}]}}`), 0o644)
 	s, err := ReadSettings(p, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	all := strings.Join(s.warnings, "\n")
-	if !strings.Contains(all, "ignoring Claude Code settings rein does not implement: statusLine, permissions.additionalDirectories") ||
-		!strings.Contains(all, "hooks.Notification: accepted, never fired") || !slices.Equal(s.Permissions.Allow, []string{"Read(src/**)", "find(secret/**)"}) {
+	if !strings.Contains(all, "ignoring Claude Code settings rein does not implement: statusLine, permissions.disableAutoMode") || len(s.extraDirs) != 1 ||
+		!strings.Contains(all, "hooks.SubagentStop: accepted, never fired") || !slices.Equal(s.Permissions.Allow, []string{"Read(src/**)", "find(secret/**)"}) {
 		t.Errorf("warnings %q allow %q", all, s.Permissions.Allow)
 	}
 	os.WriteFile(p, []byte("{\n  \"hooks\": {\"Stop\": [{\"hooks\": [\n    {\"type\": \"command\", \"comand\": \"x\"}]}]}\n}"), 0o644)

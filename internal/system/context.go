@@ -24,6 +24,13 @@ type project struct {
 	asm *contextpack.Assembly
 	// sources are the settings files of the run, rein's and Claude Code's (rein context).
 	sources []SettingsSource
+	// plugins are the Claude Code plugins whose hooks the run loads.
+	plugins []Plugin
+	// mode is the permission mode (permissions.defaultMode, see permmode.go), modeFrom the
+	// file that set it ("" for the default).
+	mode, modeFrom string
+	// dirs are the additional directories the file tools may read and write.
+	dirs []AdditionalDir
 }
 
 // openProject reads the settings, passes the project of dir through the trust gate and
@@ -94,7 +101,13 @@ func openProject(o Options, global Settings, dir string, tools *tool.Set, est co
 		}
 	}
 	pr.settings, pr.sources = withClaudeSettings(o, pr.settings, root, pt.trusted)
+	var modeWarnings []string
+	pr.mode, pr.modeFrom, modeWarnings = permissionMode(pr.settings)
+	pr.settings.warnings = append(pr.settings.warnings, modeWarnings...)
+	pr.dirs, modeWarnings = additionalDirs(pr.settings, root, dir)
+	pr.settings.warnings = append(pr.settings.warnings, modeWarnings...)
 	if o.SystemPrompt != "" {
+		pr.withPlugins(o, root, nil)
 		pr.asm = &contextpack.Assembly{Prompt: o.SystemPrompt, Diagnostics: pr.settings.warnings}
 		return pr, nil
 	}
@@ -102,6 +115,7 @@ func openProject(o Options, global Settings, dir string, tools *tool.Set, est co
 		in.ProjectTrusted = pt.trusted
 		pr.asm = contextpack.Build(in, est)
 	}
+	pr.withPlugins(o, root, pr.asm)
 	if !pt.trusted {
 		if ignored := shownPaths(root, guarded(root, o.Home, pr.asm.Untrusted)); len(ignored) > 0 {
 			pr.asm.Diagnostics = append([]string{untrustedNotice(pt, ignored)}, pr.asm.Diagnostics...)
@@ -109,6 +123,13 @@ func openProject(o Options, global Settings, dir string, tools *tool.Set, est co
 	}
 	pr.asm.Diagnostics = append(pr.asm.Diagnostics, pr.settings.warnings...)
 	return pr, nil
+}
+
+// withPlugins adds the hooks of the run's plugins (see withPlugins) to pr's settings.
+func (pr *project) withPlugins(o Options, root string, asm *contextpack.Assembly) {
+	var sources []SettingsSource
+	pr.settings, pr.plugins, sources = withPlugins(o, pr.settings, root, asm)
+	pr.sources = append(pr.sources, sources...)
 }
 
 // toolSpecs are the tool schemas as a request carries them.
@@ -135,10 +156,21 @@ type Context struct {
 	// Skill names the skill the prompt invokes with /NAME ("" when it invokes none): the
 	// prompt shown is the skill's.
 	Skill string
-	// Settings are the settings files read, rein's then Claude Code's, with their state.
+	// Settings are the settings files read, rein's then Claude Code's, then plugins' hook
+	// files, with their state.
 	Settings []SettingsSource
-	System   *contextpack.Assembly
-	Tools    []llm.ToolSpec
+	// PermissionMode is the permission mode (see ModeDefault), PermissionModeFrom the settings
+	// file that set it ("" for the default).
+	PermissionMode, PermissionModeFrom string
+	// AdditionalDirs are the directories outside the workspace the file tools may read and
+	// write (permissions.additionalDirectories).
+	AdditionalDirs []AdditionalDir
+	// Hooks are the hooks configured, with their files; Plugins the Claude Code plugins whose
+	// hooks load.
+	Hooks   []HookEntry
+	Plugins []Plugin
+	System  *contextpack.Assembly
+	Tools   []llm.ToolSpec
 	// History is the conversation continued, as adapters send it (healed); Prompt is the new
 	// user message, nil when a session is continued without one.
 	History []llm.Message
@@ -224,7 +256,8 @@ func Inspect(o Options, prompt string) (*Context, error) {
 	}
 	c.System = pr.asm
 	c.Trusted = pr.trust.trusted
-	c.Settings = pr.sources
+	c.Settings, c.Hooks, c.Plugins = pr.sources, pr.settings.hookEntries(), pr.plugins
+	c.PermissionMode, c.PermissionModeFrom, c.AdditionalDirs = pr.mode, pr.modeFrom, pr.dirs
 	c.Tools = toolSpecs(tools)
 	c.History = llm.Heal(history)
 	if prompt != "" {

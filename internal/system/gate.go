@@ -26,6 +26,8 @@ type permissionGate struct {
 	approve func(ctx context.Context, a Approval) (Answer, error)
 	// then, when set, decides after the rules let a call run (Options.Gate).
 	then kernel.Gate
+	// mode is the permission mode ("" is ModeDefault), modeFrom the file that set it.
+	mode, modeFrom string
 }
 
 // Approval is a call an "ask" permission rule holds, as [Options].Approve is asked about it.
@@ -56,10 +58,21 @@ func (e *needsApproval) Unwrap() []error { return []error{e.err, kernel.ErrNeeds
 // Check implements kernel.Gate.
 func (g *permissionGate) Check(ctx context.Context, call *llm.ToolCall, spec tool.Spec, args json.RawMessage) error {
 	d := g.policy.Decide(spec.Name, args)
-	switch d.Verdict {
-	case policy.Deny:
+	if d.Verdict == policy.Deny {
 		return d.Err()
+	}
+	if g.mode == ModePlan && spec.Replay != tool.ReplaySafe {
+		return &refusal.Error{Code: CodePlanMode, Message: fmt.Sprintf(
+			"the permission mode is plan (permissions.defaultMode in %s): only tools that change nothing run, and %s may change something; describe the change you would make instead", g.modeFrom, spec.Name)}
+	}
+	if d.Verdict == policy.Ask && (g.mode == ModeBypass || g.mode == ModeAcceptEdits && (spec.Name == policy.ToolWrite || spec.Name == policy.ToolEdit)) {
+		d.Verdict = policy.Allow // the mode answers the ask rule; deny rules were applied above
+	}
+	switch d.Verdict {
 	case policy.Ask:
+		if g.mode == ModeDontAsk {
+			return &needsApproval{err: d.Err()}
+		}
 		if g.approve != nil {
 			if err := g.approved(ctx, spec.Name, args, d); err != nil {
 				return err
@@ -105,7 +118,7 @@ func (g *permissionGate) approved(ctx context.Context, name string, args json.Ra
 // the workspace is below the project root, and nothing may read $REIN_HOME (credentials,
 // trust decisions, sessions), wherever it lies — except the bash tool's full-output files
 // in a session's directory and the skills in $REIN_HOME/skills.
-func newPolicy(rules policy.Rules, dir, root, home string) (*policy.Policy, error) {
+func newPolicy(rules policy.Rules, dir, root, home string, roots ...string) (*policy.Policy, error) {
 	protected := append([]string(nil), pathrule.DefaultProtected...)
 	ticket := ticketWorkspace(home, dir)
 	for _, p := range []string{home, filepath.Join(root, ".git"), filepath.Join(root, ".rein")} {
@@ -127,7 +140,7 @@ func newPolicy(rules policy.Rules, dir, root, home string) (*policy.Policy, erro
 			readExempt = append(readExempt, pathrule.EscapeGlob(filepath.ToSlash(dir)))
 		}
 	}
-	pol, err := policy.New(policy.Config{Rules: rules, Dir: dir, Protected: protected, ReadProtected: readProtected, ReadExempt: readExempt})
+	pol, err := policy.New(policy.Config{Rules: rules, Dir: dir, Roots: roots, Protected: protected, ReadProtected: readProtected, ReadExempt: readExempt})
 	if err != nil {
 		return nil, fmt.Errorf("%w: permission rules: %w", ErrConfig, err)
 	}

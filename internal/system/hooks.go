@@ -1,8 +1,11 @@
 package system
 
 import (
+	"cmp"
+	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/reinhq/rein/internal/hooks"
 	"github.com/reinhq/rein/internal/hooks/command"
@@ -27,6 +30,13 @@ type hookWiring struct {
 	env []string
 	// envFile is CLAUDE_ENV_FILE for SessionStart hooks ("": none, see sessionEnv).
 	envFile string
+	// permissionMode is the hooks' permission_mode ("": "default", or "dontAsk" without
+	// confirm).
+	permissionMode string
+	// main is the runner of the top-level agent and mainSession its session: Notification
+	// hooks run through it (see notifying).
+	main        *command.Runner
+	mainSession *session.Session
 }
 
 // forAgent returns the hooks of an agent recorded in s (nil: not recorded); nil when no hooks
@@ -36,11 +46,19 @@ func (w *hookWiring) forAgent(s *session.Session, resumed bool, model string) (k
 		return nil, nil
 	}
 	r := &command.Runner{Config: w.config, Dir: w.dir, Cwd: w.cwd, Model: model, Source: command.SourceStartup,
-		Confirm: w.confirm, Notice: w.notice, PermissionMode: "default", Env: w.env, EnvFile: w.envFile}
-	if w.confirm == nil {
+		Notice: w.notice, PermissionMode: cmp.Or(w.permissionMode, "default"), Env: w.env, EnvFile: w.envFile}
+	if w.confirm != nil {
+		r.Confirm = func(q string) (bool, error) {
+			notifyPermission(r, s, w, q)
+			return w.confirm(q)
+		}
+	} else if w.permissionMode == "" {
 		// Nobody can be asked: an ask rule or hook refuses the call, as in Claude Code's
 		// dontAsk mode.
 		r.PermissionMode = "dontAsk"
+	}
+	if w.main == nil {
+		w.main, w.mainSession = r, s
 	}
 	if resumed {
 		r.Source = command.SourceResume
@@ -63,6 +81,39 @@ func (w *hookWiring) forAgent(s *session.Session, resumed bool, model string) (k
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return reg, nil
+}
+
+// notifyPermission fires the Notification hooks of r (recorded in s) for a permission
+// prompt about to ask question.
+func notifyPermission(r *command.Runner, s *session.Session, w *hookWiring, question string) {
+	msg := "rein needs your permission"
+	if tool, _, ok := strings.Cut(strings.TrimPrefix(question, "rein: "), " wants to run"); ok && tool != "" && !strings.ContainsAny(tool, " \n") {
+		msg += " to use " + command.ClaudeName(tool)
+	}
+	r.Notify(context.Background(), command.NotificationPermissionPrompt, "rein", msg, func(run hooks.Run) { w.report(s, run) })
+}
+
+// notifying returns confirm and approve (either may be nil) firing the top-level agent's
+// Notification hooks (permission_prompt) before they wait for the user.
+func (w *hookWiring) notifying(confirm func(string) (bool, error), approve func(context.Context, Approval) (Answer, error)) (func(string) (bool, error), func(context.Context, Approval) (Answer, error)) {
+	if w == nil || w.main == nil || len(w.config[command.Notification]) == 0 {
+		return confirm, approve
+	}
+	if confirm != nil {
+		inner := confirm
+		confirm = func(q string) (bool, error) {
+			notifyPermission(w.main, w.mainSession, w, q)
+			return inner(q)
+		}
+	}
+	if approve != nil {
+		inner := approve
+		approve = func(ctx context.Context, a Approval) (Answer, error) {
+			w.main.Notify(ctx, command.NotificationPermissionPrompt, "rein", "rein needs your permission to use "+command.ClaudeName(a.Tool), func(run hooks.Run) { w.report(w.mainSession, run) })
+			return inner(ctx, a)
+		}
+	}
+	return confirm, approve
 }
 
 // report records a hook run in the session — name, point, outcome, duration, never a payload —

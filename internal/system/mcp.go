@@ -20,7 +20,9 @@ import (
 // MCPServers returns the MCP servers a run in the project of root would configure, in name
 // order: the trusted project's .mcp.json, then rein's settings (global, then the trusted
 // project's .rein/settings.json), a server named again replaced whole. warnings name what
-// .mcp.json holds that rein does not use, and variables its entries name that are unset.
+// .mcp.json holds that rein does not use. ${VAR} and ${VAR:-default} are expanded from the
+// settings' env, then the environment (CLAUDE_PROJECT_DIR is root); a server naming an unset
+// variable without a default keeps the error as its Problem (it is listed failed, not started).
 func MCPServers(settings Settings, root string, trusted bool, getenv func(string) string) (servers []mcp.Server, warnings []string, err error) {
 	var fromFile map[string]mcp.Server
 	if trusted && root != "" {
@@ -33,25 +35,29 @@ func MCPServers(settings Settings, root string, trusted bool, getenv func(string
 		if name == "CLAUDE_PROJECT_DIR" && root != "" {
 			return root
 		}
+		if v, ok := settings.Env[name]; ok {
+			return v
+		}
 		return getenv(name)
 	}
 	for _, s := range mcp.Resolve(merged, settings.MCP) {
-		s, warn := mcp.Expand(s, env)
-		warnings = append(warnings, warn...)
+		if !s.Disabled {
+			s, s.Problem = mcp.Expand(s, env)
+		}
 		servers = append(servers, s)
 	}
 	return servers, warnings, nil
 }
 
 // mcpOptions are the Manager options of a run in root.
-func mcpOptions(o Options, root string, servers []mcp.Server, stripEnv []string, journal *proc.Journal) mcp.Options {
+func mcpOptions(o Options, root string, servers []mcp.Server, setEnv map[string]string, stripEnv []string, journal *proc.Journal) mcp.Options {
 	environ := o.Environ
 	if environ == nil {
 		environ = os.Environ()
 	}
 	environ = append(environ, "CLAUDE_PROJECT_DIR="+root)
 	start, call := mcp.TimeoutsFromEnv(o.Getenv)
-	return mcp.Options{Servers: servers, Dir: root, Environ: environ, StripEnv: stripEnv, Journal: journal,
+	return mcp.Options{Servers: servers, Dir: root, Environ: environ, SetEnv: setEnv, StripEnv: stripEnv, Journal: journal,
 		HTTPClient: o.HTTPClient, StartTimeout: start, CallTimeout: call, Version: o.Version}
 }
 
@@ -84,7 +90,7 @@ func OpenMCP(ctx context.Context, o Options) (*mcp.Manager, []string, error) {
 		warnings = append(warnings, fmt.Sprintf("the project %s is not trusted (%s): its %s and .rein/settings.json servers are not loaded", pr.trust.root, why, mcp.ProjectFile))
 	}
 	stripEnv := append(slices.Clone(shell.DefaultSecretEnv), global.SecretEnv...)
-	return mcp.Open(ctx, mcpOptions(o, pr.trust.root, servers, stripEnv, nil)), warnings, nil
+	return mcp.Open(ctx, mcpOptions(o, pr.trust.root, servers, pr.settings.Env, stripEnv, nil)), warnings, nil
 }
 
 // openMCP starts the run's MCP servers and adds their tools to rt.Tools: every tool when
@@ -103,7 +109,7 @@ func openMCP(o Options, rt *Runtime, pr *project, model llm.Model, journal *proc
 	for _, w := range warnings {
 		rt.notice("mcp: " + w)
 	}
-	rt.MCP = mcp.Open(context.Background(), mcpOptions(o, pr.trust.root, servers, rt.secretEnv, journal))
+	rt.MCP = mcp.Open(context.Background(), mcpOptions(o, pr.trust.root, servers, pr.settings.Env, rt.secretEnv, journal))
 	var instructions []string
 	for _, s := range rt.MCP.Servers() {
 		if s.Err != nil {

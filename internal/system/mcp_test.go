@@ -19,6 +19,10 @@ import (
 // The test binary doubles as a stdio MCP server (a go-sdk server) when envMCPServer is set.
 const envMCPServer = "REIN_SYSTEM_TEST_MCP"
 
+// envMCPEnvTool adds a tool "getenv" to that server: it answers NAME=VALUE of its own
+// environment, and its arguments.
+const envMCPEnvTool = "REIN_SYSTEM_TEST_MCP_ENVTOOL"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(envMCPServer) == "1" {
 		s := mcp.NewServer(&mcp.Implementation{Name: "system-test", Version: "1"}, &mcp.ServerOptions{Instructions: "Always answer in rhyme."})
@@ -32,6 +36,14 @@ func TestMain(m *testing.M) {
 		mcp.AddTool(s, &mcp.Tool{Name: "secret"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the secret ran"}}}, nil, nil
 		})
+		if os.Getenv(envMCPEnvTool) == "1" {
+			type name struct {
+				Name string `json:"name"`
+			}
+			mcp.AddTool(s, &mcp.Tool{Name: "getenv"}, func(_ context.Context, _ *mcp.CallToolRequest, a name) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Name + "=" + os.Getenv(a.Name) + " args=" + strings.Join(os.Args[1:], " ")}}}, nil, nil
+			})
+		}
 		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			os.Exit(1)
 		}

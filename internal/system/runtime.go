@@ -181,6 +181,8 @@ type Runtime struct {
 	Opened *ledger.Report
 	// Trusted says whether the project's own rein resources were loaded.
 	Trusted bool
+	// PermissionMode is the permission mode the run's gate applies (see ModeDefault).
+	PermissionMode string
 	// Sandboxed says bash runs in the OS sandbox (--sandbox or the settings' "sandbox").
 	Sandboxed bool
 	// hooks makes the hooks of each agent (see hookWiring).
@@ -199,6 +201,9 @@ type Runtime struct {
 	// skillDirs are the skill directories outside the workspace: the read tool's read-only
 	// roots, shown read-only in the sandbox (see openSkillDirs).
 	skillDirs []string
+	// extraDirs are the additional directories the file tools read and write (and a
+	// sandbox binds writable): permissions.additionalDirectories.
+	extraDirs []string
 	// skills are the loaded skills a user may invoke with /NAME; active is the one invoked
 	// by the run in progress (see skillcall.go).
 	skills []contextpack.Skill
@@ -352,8 +357,14 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 		return err
 	}
 	rt.System, rt.Trusted = pr.asm, pr.trust.trusted
+	if !ownSession(o) {
+		// A delivery run's stage agent keeps its role's surface and its worktree: the
+		// settings' permission mode and additional directories are a person's own sessions'.
+		pr.mode, pr.modeFrom, pr.dirs = ModeDefault, "", nil
+	}
 	rt.openSkillDirs(pr.asm)
-	pol, err := newPolicy(pr.settings.Permissions, rt.Workspace.Dir, pr.trust.root, o.Home)
+	rt.openExtraDirs(pr.dirs)
+	pol, err := newPolicy(pr.settings.Permissions, rt.Workspace.Dir, pr.trust.root, o.Home, rt.extraDirs...)
 	if err != nil {
 		return err
 	}
@@ -364,6 +375,13 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 		return err
 	}
 	rt.hooks = &hookWiring{config: pr.settings.Hooks, dir: pr.trust.root, cwd: rt.Workspace.Dir, confirm: o.Confirm, notice: o.Notice}
+	rt.PermissionMode = pr.mode
+	if pr.mode != ModeDefault {
+		rt.hooks.permissionMode = pr.mode
+	}
+	if pr.mode == ModeDontAsk {
+		rt.hooks.confirm = nil
+	}
 	if err := rt.wireEnv(plan, pr.settings, o.Notice); err != nil {
 		return err
 	}
@@ -374,6 +392,7 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 	if err != nil {
 		return err
 	}
+	confirm, approve := rt.hooks.notifying(o.Confirm, o.Approve)
 	var rec kernel.Recorder = &kernel.Memory{}
 	sessionID := ""
 	if rt.Session != nil {
@@ -390,7 +409,7 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 	agent, err := kernel.New(kernel.Config{
 		Model:          model,
 		Tools:          rt.Tools,
-		Gate:           &skillGate{rt: rt, next: &permissionGate{policy: pol, confirm: o.Confirm, approve: o.Approve, then: o.Gate}},
+		Gate:           &skillGate{rt: rt, next: &permissionGate{policy: pol, confirm: confirm, approve: approve, then: o.Gate, mode: pr.mode, modeFrom: pr.modeFrom}},
 		Hooks:          agentHooks,
 		Recorder:       rec,
 		System:         rt.System.Prompt,
@@ -763,7 +782,7 @@ func missingKey(provider string) error {
 func buildTools(rt *Runtime, plan *newSession, o Options, journal *proc.Journal) (*tool.Set, error) {
 	ws := rt.Workspace
 	ws.Protected = workspaceProtected(o)
-	sb, err := openSandbox(o, ws, rt.masks, rt.skillDirs)
+	sb, err := openSandbox(o, ws, rt.masks, rt.skillDirs, rt.extraDirs)
 	if err != nil {
 		return nil, err
 	}
@@ -856,7 +875,7 @@ func guardTools(rt *Runtime, plan *newSession, o Options, pol *policy.Policy) er
 		}
 		rt.masks = masks
 	}
-	if len(rt.masks) == 0 && len(rt.skillDirs) == 0 {
+	if len(rt.masks) == 0 && len(rt.skillDirs) == 0 && len(rt.extraDirs) == 0 {
 		return nil
 	}
 	rt.Tools, err = buildTools(rt, plan, o, rt.journal)

@@ -18,11 +18,11 @@ import (
 // otherwise). The workspace is the only writable directory; $REIN_HOME, and a session
 // directory given by path, stay hidden when they lie inside it, and masks (see readMasks)
 // cannot be read; readOnly (the skill directories outside the workspace) are visible
-// read-only. Besides sandbox.DefaultProtect, what the repository's git configuration
+// read-only, writable (the additional directories) writable. Besides sandbox.DefaultProtect, what the repository's git configuration
 // names inside the workspace (gitProtected) is protected. Without a working bwrap the
 // run stops with ErrConfig (exit 2) and a message naming the package to install: commands
 // are never run unsandboxed instead.
-func openSandbox(o Options, ws *tool.Workspace, masks, readOnly []string) (*sandbox.Sandbox, error) {
+func openSandbox(o Options, ws *tool.Workspace, masks, readOnly, writable []string) (*sandbox.Sandbox, error) {
 	if !o.Sandbox {
 		return nil, nil
 	}
@@ -32,7 +32,7 @@ func openSandbox(o Options, ws *tool.Workspace, masks, readOnly []string) (*sand
 		return nil, err
 	}
 	protect := slices.Concat(sandbox.DefaultProtect, gitProtected(ws.Dir), nested)
-	sb, err := sandbox.New(sandbox.Config{Workspace: ws.Dir, ReadOnly: readOnly, Hide: hide, Mask: masks, Protect: protect})
+	sb, err := sandbox.New(sandbox.Config{Workspace: ws.Dir, ReadOnly: readOnly, Writable: writable, Hide: hide, Mask: masks, Protect: protect})
 	if err == nil {
 		err = sb.Check(context.Background())
 	}

@@ -21,12 +21,12 @@ func TestOpenSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	if sb, err := openSandbox(Options{Home: t.TempDir()}, ws, nil, nil); sb != nil || err != nil {
+	if sb, err := openSandbox(Options{Home: t.TempDir()}, ws, nil, nil, nil); sb != nil || err != nil {
 		t.Errorf("without --sandbox: %v %v", sb, err)
 	}
 	sandboxtest.New(t, sandbox.Config{Workspace: ws.Dir}) // skips or fails without bwrap
 	home := filepath.Join(ws.Dir, "home")
-	sb, err := openSandbox(Options{Sandbox: true, Home: home}, ws, nil, nil)
+	sb, err := openSandbox(Options{Sandbox: true, Home: home}, ws, nil, nil, nil)
 	if err != nil || sb == nil {
 		t.Fatalf("openSandbox: %v", err)
 	}
@@ -36,7 +36,7 @@ func TestOpenSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	if _, err := openSandbox(Options{Sandbox: true, Home: home}, root, nil, nil); !errors.Is(err, ErrConfig) {
+	if _, err := openSandbox(Options{Sandbox: true, Home: home}, root, nil, nil, nil); !errors.Is(err, ErrConfig) {
 		t.Errorf("workspace /: %v", err)
 	}
 }
@@ -107,7 +107,7 @@ func TestGitProtected(t *testing.T) {
 	}
 	defer w.Close()
 	sandboxtest.New(t, sandbox.Config{Workspace: ws}) // skips or fails without bwrap
-	sb, err := openSandbox(Options{Sandbox: true, Home: t.TempDir()}, w, nil, nil)
+	sb, err := openSandbox(Options{Sandbox: true, Home: t.TempDir()}, w, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestNestedRepositoryProtected(t *testing.T) {
 	}
 	defer w.Close()
 	sandboxtest.New(t, sandbox.Config{Workspace: ws}) // skips or fails without bwrap
-	sb, err := openSandbox(Options{Sandbox: true, Home: t.TempDir()}, w, nil, nil)
+	sb, err := openSandbox(Options{Sandbox: true, Home: t.TempDir()}, w, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

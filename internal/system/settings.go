@@ -1,10 +1,12 @@
 package system
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/reinhq/rein/internal/hooks/command"
@@ -48,6 +50,17 @@ type Settings struct {
 	warnings []string
 	// disableClaudeHooks: a Claude Code file set disableAllHooks.
 	disableClaudeHooks bool
+	// enabledPlugins are Claude Code's "enabledPlugins": plugin id → the file enabling it,
+	// "" when a file set it to false (a later file wins).
+	enabledPlugins map[string]string
+	// hookFiles are the hooks of each file read, for listing them with their source.
+	hookFiles []hookFile
+	// mode is permissions.defaultMode (nil: none set); disableBypass is
+	// permissions.disableBypassPermissionsMode "disable"; extraDirs are
+	// permissions.additionalDirectories (see permmode.go, extradirs.go).
+	permMode      *modeSetting
+	disableBypass bool
+	extraDirs     []extraDir
 	// MCPServers and MCP configure MCP servers (package mcp checks and merges them).
 	MCPServers map[string]mcp.Server `json:"mcpServers,omitempty"`
 	MCP        *mcp.Settings         `json:"mcp,omitempty"`
@@ -102,6 +115,13 @@ func (s Settings) merge(o Settings) Settings {
 	s.Hooks = command.Merge(s.Hooks, o.Hooks)
 	s.warnings = append(append([]string(nil), s.warnings...), o.warnings...)
 	s.disableClaudeHooks = s.disableClaudeHooks || o.disableClaudeHooks
+	s.enabledPlugins = overlayEnv(s.enabledPlugins, o.enabledPlugins)
+	s.hookFiles = append(slices.Clone(s.hookFiles), o.hookFiles...)
+	if o.permMode != nil {
+		s.permMode = o.permMode
+	}
+	s.disableBypass = s.disableBypass || o.disableBypass
+	s.extraDirs = append(slices.Clone(s.extraDirs), o.extraDirs...)
 	s.Env = overlayEnv(s.Env, o.Env)
 	s.MCPServers, s.MCP = mcp.Merge(s.MCPServers, s.MCP, o.MCPServers, o.MCP)
 	cat := func(a, b []string) []string { return append(append([]string(nil), a...), b...) }
@@ -163,6 +183,13 @@ func ReadSettings(path string, global bool) (Settings, error) {
 		return bad("%v (expected {\"permissions\": {\"allow\": [...], \"ask\": [...], \"deny\": [...]}, \"trust\": {\"mode\": \"ask\", \"contextFiles\": \"default\"}})", err)
 	}
 	s.warnings = warnings
+	var top struct {
+		Permissions json.RawMessage `json:"permissions"`
+	}
+	_ = json.Unmarshal(data, &top)
+	if err := readPermissionKeys(&s, top.Permissions, path, !global, true); err != nil {
+		return bad("%v", err)
+	}
 	hookWarnings, err := s.Hooks.Check("hooks", false)
 	if err != nil {
 		return bad("%v", err)
@@ -175,6 +202,9 @@ func ReadSettings(path string, global bool) (Settings, error) {
 		scope = "global"
 	}
 	s.Hooks.Label(scope)
+	if len(s.Hooks) > 0 {
+		s.hookFiles = []hookFile{{path: path, cfg: s.Hooks}}
+	}
 	if err := mcp.CheckSettings(s.MCPServers, s.MCP, global); err != nil {
 		return bad("%v", err)
 	}

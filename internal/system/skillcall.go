@@ -46,6 +46,18 @@ func (rt *Runtime) openSkillDirs(asm *contextpack.Assembly) {
 	}
 }
 
+// openExtraDirs opens the additional directories as the workspace's extra roots: the file
+// tools read and write them, confined as the workspace is.
+func (rt *Runtime) openExtraDirs(dirs []AdditionalDir) {
+	for _, d := range dirs {
+		if err := rt.Workspace.AddExtra(d.Path); err != nil {
+			rt.notice(fmt.Sprintf("additional directory %s (%s) is not open to the file tools: %v", d.Path, d.From, err))
+			continue
+		}
+		rt.extraDirs = append(rt.extraDirs, d.Path)
+	}
+}
+
 // invokedSkill returns the user-invocable skill named by a prompt starting with "/NAME", and
 // the arguments after the name.
 func invokedSkill(skills []contextpack.Skill, text string) (*contextpack.Skill, string, bool) {

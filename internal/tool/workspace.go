@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -34,6 +35,12 @@ type Workspace struct {
 	// [os.Root], so a symbolic link inside one cannot lead out of it. Add them with
 	// [Workspace.AddReadOnly] before the tools run.
 	ReadOnly []ReadRoot
+	// Extra are further directories outside Dir that the file tools (read, write, edit, ls,
+	// find) may read and write, as they do Dir: the additional directories of the run's
+	// settings. Each is reached only through its own [os.Root], confined as Dir is; Guard
+	// judges their files by absolute path. Add them with [Workspace.AddExtra] before the
+	// tools run.
+	Extra []ReadRoot
 }
 
 // ReadRoot is one read-only directory of a workspace.
@@ -43,11 +50,21 @@ type ReadRoot struct {
 	Root *os.Root
 }
 
-// AddReadOnly opens dir (absolute) as a read-only root. A directory inside Dir, or already
-// added, needs none and is skipped.
+// AddReadOnly opens dir (absolute) as a read-only root. A directory inside Dir or an extra
+// root, or already added, needs none and is skipped.
 func (w *Workspace) AddReadOnly(dir string) error {
+	return w.addRoot(&w.ReadOnly, dir, "read-only")
+}
+
+// AddExtra opens dir (absolute, an existing directory) as an extra root the file tools may
+// read and write. A directory inside Dir, or inside one already added, is skipped.
+func (w *Workspace) AddExtra(dir string) error {
+	return w.addRoot(&w.Extra, dir, "additional")
+}
+
+func (w *Workspace) addRoot(list *[]ReadRoot, dir, what string) error {
 	if !filepath.IsAbs(dir) {
-		return fmt.Errorf("read-only directory %q is not absolute", dir)
+		return fmt.Errorf("%s directory %q is not absolute", what, dir)
 	}
 	dir = filepath.Clean(dir)
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
@@ -56,27 +73,36 @@ func (w *Workspace) AddReadOnly(dir string) error {
 	if inside(dir, w.Dir) {
 		return nil
 	}
-	for _, r := range w.ReadOnly {
+	for _, r := range append(slices.Clone(w.Extra), *list...) {
 		if inside(dir, r.Dir) {
 			return nil
 		}
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return fmt.Errorf("open read-only directory %s: %w", dir, err)
+		return fmt.Errorf("open %s directory %s: %w", what, dir, err)
 	}
-	w.ReadOnly = append(w.ReadOnly, ReadRoot{Dir: dir, Root: root})
+	*list = append(*list, ReadRoot{Dir: dir, Root: root})
 	return nil
 }
 
 // ReadRootFor returns the read-only root holding the absolute path p and p relative to it.
 func (w *Workspace) ReadRootFor(p string) (*ReadRoot, string, bool) {
+	return rootFor(w.ReadOnly, p)
+}
+
+// ExtraRootFor returns the extra root holding the absolute path p and p relative to it.
+func (w *Workspace) ExtraRootFor(p string) (*ReadRoot, string, bool) {
+	return rootFor(w.Extra, p)
+}
+
+func rootFor(roots []ReadRoot, p string) (*ReadRoot, string, bool) {
 	if !filepath.IsAbs(p) {
 		return nil, "", false
 	}
 	p = filepath.Clean(p)
-	for i := range w.ReadOnly {
-		r := &w.ReadOnly[i]
+	for i := range roots {
+		r := &roots[i]
 		if inside(p, r.Dir) {
 			rel, err := filepath.Rel(r.Dir, p)
 			if err == nil {
@@ -132,10 +158,10 @@ func OpenWorkspace(dir string) (*Workspace, error) {
 // Close releases the root and the read-only roots.
 func (w *Workspace) Close() error {
 	err := w.Root.Close()
-	for _, r := range w.ReadOnly {
+	for _, r := range append(w.ReadOnly, w.Extra...) {
 		err = errors.Join(err, r.Root.Close())
 	}
-	w.ReadOnly = nil
+	w.ReadOnly, w.Extra = nil, nil
 	return err
 }
 

@@ -40,6 +40,10 @@ type input struct {
 	// PreCompact.
 	Trigger            string  `json:"trigger,omitempty"`
 	CustomInstructions *string `json:"custom_instructions,omitempty"`
+	// Notification.
+	Message          string `json:"message,omitempty"`
+	Title            string `json:"title,omitempty"`
+	NotificationType string `json:"notification_type,omitempty"`
 	// Stop.
 	StopHookActive       *bool   `json:"stop_hook_active,omitempty"`
 	LastAssistantMessage *string `json:"last_assistant_message,omitempty"`

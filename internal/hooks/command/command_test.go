@@ -473,7 +473,9 @@ func TestConfigCheck(t *testing.T) {
 	for _, tc := range []struct{ settings, want, warning string }{
 		{`{"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "x", "timeout": 30, "failClosed": true}]}]}`, "", ""},
 		// Every Claude Code event is accepted; those rein never fires are warned about.
-		{`{"Notification": [{"hooks": [{"type": "command", "command": "x"}]}]}`, "", "hooks.Notification: accepted, never fired"},
+		{`{"Notification": [{"hooks": [{"type": "command", "command": "x"}]}]}`, "", ""},
+		// One warning names every event rein never fires.
+		{`{"SubagentStart": [{"hooks": [{"type": "command", "command": "x"}]}], "Setup": [{"hooks": [{"type": "command", "command": "x"}]}]}`, "", "hooks.Setup, hooks.SubagentStart: accepted, never fired"},
 		{`{"SubagentStop": [{"matcher": "", "hooks": [{"type": "command", "command": "x"}]}]}`, "", "hooks.SubagentStop: accepted, never fired"},
 		{`{"Notifcation": [{"hooks": [{"type": "command", "command": "x"}]}]}`, "hooks.Notifcation: not a Claude Code hook event", ""},
 		{`{"PreToolUse": [{"matcher": "(", "hooks": [{"type": "command", "command": "x"}]}]}`, "hooks.PreToolUse[0].matcher:", ""},

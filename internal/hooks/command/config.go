@@ -22,8 +22,9 @@ const (
 	PreCompact         = "PreCompact"
 )
 
-// Events lists the events rein fires, in the order [Runner.Register] registers them.
-var Events = []string{PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, SessionEnd, Stop, PreCompact}
+// Events lists the events rein fires, in the order [Runner.Register] registers them
+// (Notification, not a kernel point, is fired by [Runner.Notify]).
+var Events = []string{PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, SessionEnd, Stop, PreCompact, Notification}
 
 // ClaudeEvents lists every event Claude Code documents. Configuration accepts all of them;
 // those not in [Events] are "accepted, never fired": [Config.Check] warns about them and
@@ -136,6 +137,12 @@ func (c Config) Check(prefix string, lenient bool) (warnings []string, err error
 		err = fmt.Errorf("%s", msg)
 		return false
 	}
+	var never []string
+	defer func() {
+		if len(never) > 0 {
+			warnings = append(warnings, fmt.Sprintf("%s: accepted, never fired: rein has no such event, so these hooks never run", strings.Join(never, ", ")))
+		}
+	}()
 	for _, event := range sortedEvents(c) {
 		if !slices.Contains(ClaudeEvents, event) {
 			if !problem("%s.%s: not a Claude Code hook event; the events are %s", prefix, event, strings.Join(ClaudeEvents, ", ")) {
@@ -145,7 +152,7 @@ func (c Config) Check(prefix string, lenient bool) (warnings []string, err error
 			continue
 		}
 		if !slices.Contains(Events, event) {
-			warnings = append(warnings, fmt.Sprintf("%s.%s: accepted, never fired: rein has no such event, so these hooks never run", prefix, event))
+			never = append(never, prefix+"."+event)
 		}
 		var kept []Group
 		for i, g := range c[event] {
@@ -305,3 +312,6 @@ func sortedEvents(c Config) []string {
 	slices.Sort(out)
 	return out
 }
+
+// Skipped reports whether the hook is accepted but never runs ([Config.Check] warned why).
+func (h Hook) Skipped() bool { return h.skip }

@@ -16,6 +16,11 @@
 //	SessionStart     → session_start        PostToolUse, PostToolUseFailure → after_tool
 //	SessionEnd       → session_end          Stop → stop       PreCompact → before_compact
 //
+// Notification is no kernel point: the composition root calls [Runner.Notify] when a
+// permission prompt is about to wait for the user (notification_type permission_prompt); its
+// hooks decide nothing. The other Claude Code events are accepted, never fired: one warning
+// per configuration names those it holds.
+//
 // Running: sh -c (or the program with "args") in the project directory, the event's JSON on
 // stdin (Claude Code's fields: session_id, transcript_path, cwd, permission_mode,
 // hook_event_name and the event's own; rein's tools under Claude Code's names — MultiEdit for

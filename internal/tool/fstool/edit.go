@@ -129,26 +129,27 @@ func (t *editTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	if err := json.Unmarshal(call.Args, &a); err != nil {
 		return tool.Result{}, err
 	}
+	ws := viewFor(t.ws, a.Path, false)
 	if len(a.Edits) == 0 {
 		return tool.Result{}, errors.New("edits is empty; give at least one {oldText, newText}")
 	}
-	rel, target, unlock, err := lockedTarget(ctx, t.ws, a.Path)
+	rel, target, unlock, err := lockedTarget(ctx, ws, a.Path)
 	if err != nil {
 		return tool.Result{}, err
 	}
 	defer unlock()
 
-	if err := checkFile(t.ws, target, a.Path); err != nil {
+	if err := checkFile(ws, target, a.Path); err != nil {
 		if errors.Is(err, errNotFound) {
 			return tool.Result{}, fmt.Errorf("Could not edit file: %s. Error code: ENOENT. Use write to create a new file.", a.Path)
 		}
 		return tool.Result{}, err
 	}
 	// The result shows lines of the file (its diff), so edit reads it too.
-	if err := guardRead(t.ws, target, rel, 0); err != nil {
+	if err := guardRead(ws, target, rel, 0); err != nil {
 		return tool.Result{}, err
 	}
-	raw, err := t.ws.Root.ReadFile(target)
+	raw, err := ws.Root.ReadFile(target)
 	if err != nil {
 		return tool.Result{}, editFileError(a.Path, err)
 	}
@@ -159,7 +160,7 @@ func (t *editTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	if err := ctx.Err(); err != nil {
 		return tool.Result{}, err
 	}
-	if err := writeRegular(t.ws, target, a.Path, []byte(out)); err != nil {
+	if err := writeRegular(ws, target, a.Path, []byte(out)); err != nil {
 		return tool.Result{}, err
 	}
 	text := fmt.Sprintf("Successfully replaced %d block(s) in %s.", len(a.Edits), a.Path)

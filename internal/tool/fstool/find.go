@@ -75,6 +75,7 @@ func (t *findTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	if err := json.Unmarshal(call.Args, &a); err != nil {
 		return tool.Result{}, err
 	}
+	ws := viewFor(t.ws, a.Path, false)
 	pattern := strings.TrimPrefix(strings.TrimSpace(a.Pattern), "./")
 	if !doublestar.ValidatePattern(pattern) {
 		return tool.Result{}, fmt.Errorf("invalid glob pattern %q (check brackets and braces)", a.Pattern)
@@ -83,18 +84,18 @@ func (t *findTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	if shown == "" {
 		shown = "."
 	}
-	rel, err := resolve(t.ws, a.Path)
+	rel, err := resolve(ws, a.Path)
 	if err != nil {
 		return tool.Result{}, err
 	}
-	st, err := t.ws.Root.Stat(rel)
+	st, err := ws.Root.Stat(rel)
 	if err != nil {
 		return tool.Result{}, fsError(shown, err)
 	}
 	if !st.IsDir() {
 		return tool.Result{}, fmt.Errorf("Not a directory: %s", shown)
 	}
-	if rel, err = listedDir(t.ws, rel, shown); err != nil {
+	if rel, err = listedDir(ws, rel, shown); err != nil {
 		return tool.Result{}, err
 	}
 	limit := DefaultFindLimit
@@ -103,13 +104,13 @@ func (t *findTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	}
 
 	details := FindDetails{Source: "git"}
-	files, dirs, err := gitFiles(ctx, filepath.Join(t.ws.Dir, rel))
+	files, dirs, err := gitFiles(ctx, filepath.Join(ws.Dir, rel))
 	if err != nil {
 		if ctx.Err() != nil {
 			return tool.Result{}, ctx.Err()
 		}
 		details.Source = "walk"
-		files, dirs, err = walkFiles(ctx, t.ws, rel)
+		files, dirs, err = walkFiles(ctx, ws, rel)
 		if err != nil {
 			return tool.Result{}, err
 		}
@@ -124,10 +125,10 @@ func (t *findTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	}
 	var results []string
 	for _, f := range files {
-		if match(f) && listable(t.ws, filepath.Join(rel, filepath.FromSlash(f))) {
+		if match(f) && listable(ws, filepath.Join(rel, filepath.FromSlash(f))) {
 			if details.Source == "git" {
 				// Tracked files deleted from the work tree are still in the index.
-				if _, err := t.ws.Root.Lstat(filepath.Join(rel, filepath.FromSlash(f))); err != nil {
+				if _, err := ws.Root.Lstat(filepath.Join(rel, filepath.FromSlash(f))); err != nil {
 					continue
 				}
 			}
@@ -135,7 +136,7 @@ func (t *findTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 		}
 	}
 	for _, d := range dirs {
-		if match(d) && listable(t.ws, filepath.Join(rel, filepath.FromSlash(d))) {
+		if match(d) && listable(ws, filepath.Join(rel, filepath.FromSlash(d))) {
 			results = append(results, d+"/")
 		}
 	}

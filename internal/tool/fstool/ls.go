@@ -58,11 +58,12 @@ func (t *lsTool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if err := json.Unmarshal(call.Args, &a); err != nil {
 		return tool.Result{}, err
 	}
+	ws := viewFor(t.ws, a.Path, false)
 	shown := a.Path
 	if shown == "" {
 		shown = "."
 	}
-	rel, err := resolve(t.ws, a.Path)
+	rel, err := resolve(ws, a.Path)
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -70,17 +71,17 @@ func (t *lsTool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if a.Limit != nil {
 		limit = *a.Limit
 	}
-	st, err := t.ws.Root.Stat(rel)
+	st, err := ws.Root.Stat(rel)
 	if err != nil {
 		return tool.Result{}, fsError(shown, err)
 	}
 	if !st.IsDir() {
 		return tool.Result{}, fmt.Errorf("Not a directory: %s", shown)
 	}
-	if rel, err = listedDir(t.ws, rel, shown); err != nil {
+	if rel, err = listedDir(ws, rel, shown); err != nil {
 		return tool.Result{}, err
 	}
-	d, err := t.ws.Root.Open(rel)
+	d, err := ws.Root.Open(rel)
 	if err != nil {
 		return tool.Result{}, fsError(shown, err)
 	}
@@ -106,8 +107,8 @@ func (t *lsTool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 			details.EntryLimitReached = limit
 			break
 		}
-		info, err := t.ws.Root.Stat(filepath.Join(rel, e.Name()))
-		if err != nil || !listable(t.ws, filepath.Join(rel, e.Name())) {
+		info, err := ws.Root.Stat(filepath.Join(rel, e.Name()))
+		if err != nil || !listable(ws, filepath.Join(rel, e.Name())) {
 			continue
 		}
 		name := e.Name()

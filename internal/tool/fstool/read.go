@@ -72,13 +72,7 @@ func (t *readTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 	if err := json.Unmarshal(call.Args, &a); err != nil {
 		return tool.Result{}, err
 	}
-	ws := t.ws
-	rel, err := resolve(ws, a.Path)
-	if errors.Is(err, tool.ErrOutsideWorkspace) {
-		if view, vrel, ok := readOnlyView(ws, a.Path); ok {
-			ws, rel, err = view, vrel, nil
-		}
-	}
+	ws, rel, err := inView(t.ws, a.Path, true)
 	if err != nil {
 		return tool.Result{}, err
 	}

@@ -55,14 +55,15 @@ func (t *writeTool) Run(ctx context.Context, call tool.Call) (tool.Result, error
 	if err := json.Unmarshal(call.Args, &a); err != nil {
 		return tool.Result{}, err
 	}
-	rel, target, unlock, err := lockedTarget(ctx, t.ws, a.Path)
+	ws := viewFor(t.ws, a.Path, false)
+	rel, target, unlock, err := lockedTarget(ctx, ws, a.Path)
 	if err != nil {
 		return tool.Result{}, err
 	}
 	defer unlock()
 
 	created := false
-	if st, err := t.ws.Root.Stat(target); err == nil {
+	if st, err := ws.Root.Stat(target); err == nil {
 		if st.IsDir() {
 			return tool.Result{}, fmt.Errorf("%s is a directory; give a file path", a.Path)
 		}
@@ -73,14 +74,14 @@ func (t *writeTool) Run(ctx context.Context, call tool.Call) (tool.Result, error
 		created = true
 	}
 	if dir := filepath.Dir(target); dir != "." {
-		if err := t.ws.Root.MkdirAll(dir, 0o755); err != nil {
+		if err := ws.Root.MkdirAll(dir, 0o755); err != nil {
 			if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ENOTDIR) {
 				return tool.Result{}, fmt.Errorf("%s: cannot create directory %s: a component of the path is a file, not a directory", a.Path, filepath.ToSlash(dir))
 			}
 			return tool.Result{}, fsError(a.Path, err)
 		}
 	}
-	if err := writeRegular(t.ws, target, a.Path, []byte(a.Content)); err != nil {
+	if err := writeRegular(ws, target, a.Path, []byte(a.Content)); err != nil {
 		return tool.Result{}, err
 	}
 	res := tool.TextResult(fmt.Sprintf("Successfully wrote %d bytes to %s", len(a.Content), a.Path))
