@@ -7,7 +7,7 @@ import (
 	"io"
 	"unicode/utf8"
 
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 )
 
 // NormalizationVersion identifies the normalization that Parse applies before computing

@@ -7,9 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
-	"github.com/reinhq/rein/internal/lazyre"
+	"go.yaml.in/yaml/v4"
 )
 
 // Problem is one problem of a file, at a line (0 when unknown).
@@ -110,28 +108,22 @@ func walk(n *yaml.Node, file string, probs *[]Problem) {
 	}
 }
 
-var yamlLine = lazyre.New(`^(?:yaml: )?line (\d+): (.*)$`)
-
-// decodeProblems turns a yaml error into problems with lines.
 // DecodeProblems turns a yaml decoding error (every type error of it) into problems of file,
 // each at its line when the error names one.
 func DecodeProblems(file string, err error) []Problem {
 	var te *yaml.TypeError
-	lines := []string{err.Error()}
 	if errors.As(err, &te) {
-		lines = te.Errors
-	}
-	var out []Problem
-	for _, l := range lines {
-		if m := yamlLine.FindStringSubmatch(l); m != nil {
-			var n int
-			fmt.Sscan(m[1], &n)
-			out = append(out, Problem{File: file, Line: n, Msg: m[2]})
-			continue
+		out := make([]Problem, 0, len(te.Errors))
+		for _, ue := range te.Errors {
+			out = append(out, Problem{File: file, Line: ue.Line, Msg: ue.Err.Error()})
 		}
-		out = append(out, Problem{File: file, Msg: strings.TrimPrefix(l, "yaml: ")})
+		return out
 	}
-	return out
+	var pe *yaml.ParserError
+	if errors.As(err, &pe) {
+		return []Problem{{File: file, Line: pe.Line, Msg: pe.Message}}
+	}
+	return []Problem{{File: file, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}}
 }
 
 // Line returns the line of the node at the path of mapping keys (strings) and sequence

@@ -24,7 +24,7 @@ func TestDecodeRefuses(t *testing.T) {
 		{"two documents", "name: x\n---\nname: y\n", "c.yaml:2: a second YAML document"},
 		{"empty", "", "c.yaml: the file is empty"},
 		{"wrong type", "name: x\nsub: {n: many}\n", "c.yaml:2: cannot unmarshal"},
-		{"syntax", "name: [x\n", "c.yaml:"},
+		{"syntax", "name: [x\n", "c.yaml:1: did not find expected"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var v cfg

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 )
 
 // jsonDocument parses a JSON scenario strictly into the same node tree a YAML file gives, so

@@ -17,7 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/reinhq/rein/internal/llm"
 )
@@ -203,15 +203,12 @@ func (p *parser) document(data []byte) (*yaml.Node, error) {
 	return doc.Content[0], nil
 }
 
-var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
-
 func (p *parser) yamlError(err error) error {
-	msg := err.Error()
-	if m := yamlLine().FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return &ParseError{File: p.file, Line: line, Msg: "invalid YAML: " + m[2]}
+	var pe *yaml.ParserError
+	if errors.As(err, &pe) {
+		return &ParseError{File: p.file, Line: pe.Line, Msg: "invalid YAML: " + pe.Message}
 	}
-	return &ParseError{File: p.file, Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+	return &ParseError{File: p.file, Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 }
 
 func invalidUTF8(data []byte) int {

@@ -6,7 +6,7 @@ import (
 	"unicode"
 
 	"github.com/aymanbagabas/go-udiff"
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/reinhq/rein/internal/artifact"
 	"github.com/reinhq/rein/internal/termtext"
