@@ -57,7 +57,10 @@ func newEngine(host Host) *engine {
 	return &engine{host: host, msgs: make(chan tea.Msg), closed: make(chan struct{}), allowed: map[[2]string]bool{}}
 }
 
-// engineMsg marks what arrives on msgs: the UI waits for the next one after each.
+// engineMsg marks what arrives on msgs: the UI waits for the next one after each, so that
+// exactly one [engine.wait] is outstanding and the agent's messages arrive in the order they
+// were sent. What a command of the UI's own returns (openedMsg, compactedMsg, editedMsg) is
+// not an engineMsg: a second waiter would race the first and swap streamed deltas.
 type engineMsg interface{ fromEngine() }
 
 type eventMsg struct{ ev wire.Event }
@@ -85,13 +88,11 @@ type compactedMsg struct {
 	err           error
 }
 
-func (eventMsg) fromEngine()     {}
-func (queueMsg) fromEngine()     {}
-func (noticeMsg) fromEngine()    {}
-func (runDoneMsg) fromEngine()   {}
-func (askMsg) fromEngine()       {}
-func (openedMsg) fromEngine()    {}
-func (compactedMsg) fromEngine() {}
+func (eventMsg) fromEngine()   {}
+func (queueMsg) fromEngine()   {}
+func (noticeMsg) fromEngine()  {}
+func (runDoneMsg) fromEngine() {}
+func (askMsg) fromEngine()     {}
 
 // wait is the command that delivers the next message from the agent side.
 func (e *engine) wait() tea.Cmd {
