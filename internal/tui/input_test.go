@@ -94,7 +94,7 @@ func TestSlashCompletion(t *testing.T) {
 	h := &libraryHost{scriptHost: newScriptHost(t, conversation, "")}
 	_, tm := startLibrary(t, h)
 	tm.Type("/")
-	waitFor(t, tm, "more (type to narrow)")
+	waitFor(t, tm, "more (↑/↓ or type to narrow)")
 	tm.Type("s")
 	waitFor(t, tm, "/skill:notes [MESSAGE]", "/session — the session's id")
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyBackspace})

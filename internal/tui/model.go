@@ -44,6 +44,8 @@ type Model struct {
 	denying    bool
 	// files are the workspace's files for @ mentions (nil until the first "@").
 	files []string
+	// sel is the choice in the completion popup.
+	sel popupState
 	// pastes are the collapsed pastes of this UI session, #1 first.
 	pastes []pasted
 	getenv func(string) string
