@@ -199,11 +199,10 @@ func (e *engine) FollowUps() []llm.Message {
 	return out
 }
 
-// enqueue queues text for the running agent; it returns the queue's lengths.
-func (e *engine) enqueue(text string, followUp bool) queueMsg {
+// enqueue queues m for the running agent; it returns the queue's lengths.
+func (e *engine) enqueue(m llm.Message, followUp bool) queueMsg {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	m := llm.UserText(text)
 	if followUp {
 		e.followUps = append(e.followUps, m)
 	} else {
@@ -226,7 +225,7 @@ func (e *engine) unqueueLast() (text string, ok bool, q queueMsg) {
 			list = &e.followUps
 		}
 		last := len(*list) - 1
-		text, *list, ok = (*list)[last].Text(), (*list)[:last], true
+		text, *list, ok = typed((*list)[last]), (*list)[:last], true
 	}
 	return text, ok, queueMsg{len(e.steering), len(e.followUps)}
 }
@@ -236,10 +235,10 @@ func (e *engine) queued() (steering, followUps []string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for i := range e.steering {
-		steering = append(steering, e.steering[i].Text())
+		steering = append(steering, typed(e.steering[i]))
 	}
 	for i := range e.followUps {
-		followUps = append(followUps, e.followUps[i].Text())
+		followUps = append(followUps, typed(e.followUps[i]))
 	}
 	return steering, followUps
 }

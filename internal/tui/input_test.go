@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/reinhq/rein/internal/llm"
 )
 
 // startWith opens the UI on h with o at 80×24 without colour, as a teatest program.
@@ -217,9 +219,9 @@ dialogs:
 // drained one of them.
 func TestUnqueueLast(t *testing.T) {
 	e := newEngine(nil)
-	e.enqueue("s1", false)
-	e.enqueue("f1", true)
-	e.enqueue("s2", false)
+	e.enqueue(llm.UserText("s1"), false)
+	e.enqueue(llm.UserText("f1"), true)
+	e.enqueue(llm.UserText("s2"), false)
 	if text, ok, q := e.unqueueLast(); !ok || text != "s2" || q != (queueMsg{1, 1}) {
 		t.Fatalf("unqueueLast = %q %v %+v", text, ok, q)
 	}

@@ -270,13 +270,13 @@ func (m *Model) submit(followUp bool) tea.Cmd {
 
 // send sends text as a prompt, or queues it while the agent works.
 func (m *Model) send(text string, followUp bool) tea.Cmd {
+	prompt := m.prompt(text)
 	if m.e.running() || m.compacting || m.opening {
-		q := m.e.enqueue(text, followUp)
+		q := m.e.enqueue(prompt, followUp)
 		m.steer, m.follw = q.steering, q.followUps
 		return nil
 	}
 	m.scroll = 0
-	prompt := llm.UserText(text)
 	if err := m.e.start(m.ctx, &prompt); err != nil {
 		m.t.add(newNotice(err.Error(), "error"))
 	}
