@@ -47,14 +47,13 @@ func (x *tmux) waitFor(text string) string {
 	return ""
 }
 
-// TestUIInTmux runs `rein` with no arguments in a real terminal (tmux) on the script model:
-// the first prompt is written in the external editor (Ctrl+G, an editor that reads the
-// terminal, so it must be handed the terminal's foreground), it streams text and runs a bash
-// call, a write an ask rule holds is approved, /model switches the model, a steer queued
-// while a slow bash call runs is delivered after it, the next slow call is aborted with Esc,
-// Ctrl+C twice quits with the terminal restored — then the session verifies and its records
-// hold what the screen showed, in order.
-func TestUIInTmux(t *testing.T) {
+// startUI starts `rein --script s.yaml` in a tmux pane of width×height of a server of the
+// test's own, in a workspace holding s.yaml (scenario) and a $REIN_HOME holding
+// settings.json, with $EDITOR an editor that sets the terminal's modes and reads a line from
+// it, as a real one does (in a background process group it would be stopped at once). The
+// shell prints EXIT=<status> when rein ends. It skips without tmux (fails in CI).
+func startUI(t *testing.T, scenario, settings string, width, height int) (x *tmux, ws, home string) {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("tmux is missing in CI: .ci/run installs it")
@@ -66,12 +65,36 @@ func TestUIInTmux(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	ws, home := filepath.Join(dir, "ws"), filepath.Join(dir, "home")
+	ws, home = filepath.Join(dir, "ws"), filepath.Join(dir, "home")
 	for _, d := range []string{ws, home} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
+	editor := "#!/bin/sh\nstty -echo\nprintf 'EDITING> '\nread line\nstty echo\nprintf '%s\\n' \"$line\" > \"$1\"\n"
+	files := map[string]string{filepath.Join(ws, "s.yaml"): scenario, filepath.Join(home, "settings.json"): settings,
+		filepath.Join(dir, "editor"): editor}
+	for p, c := range files {
+		if err := os.WriteFile(p, []byte(c), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x = &tmux{t: t, sock: filepath.Join(dir, "tmux.sock")}
+	shell := fmt.Sprintf("cd %q && env REIN_HOME=%q ANTHROPIC_API_KEY= OPENAI_API_KEY= VISUAL= EDITOR=%q TERM=xterm-256color %q --script s.yaml; echo EXIT=$?; sleep 60",
+		ws, home, filepath.Join(dir, "editor"), rein)
+	x.run("-f", "/dev/null", "new-session", "-d", "-s", "ui", "-x", fmt.Sprint(width), "-y", fmt.Sprint(height), shell)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", x.sock, "kill-server").Run() })
+	return x, ws, home
+}
+
+// TestUIInTmux runs `rein` with no arguments in a real terminal (tmux) on the script model:
+// the first prompt is written in the external editor (Ctrl+G, an editor that reads the
+// terminal, so it must be handed the terminal's foreground), it streams text and runs a bash
+// call, a write an ask rule holds is approved, /model switches the model, a steer queued
+// while a slow bash call runs is delivered after it, the next slow call is aborted with Esc,
+// Ctrl+C twice quits with the terminal restored — then the session verifies and its records
+// hold what the screen showed, in order.
+func TestUIInTmux(t *testing.T) {
 	scenario := `version: 1
 dialogs:
   - match: take notes
@@ -91,25 +114,8 @@ dialogs:
       - calls: [{name: bash, id: b2, args: {command: "until [ -f gate ]; do sleep 0.05; done; echo formatted"}}]
       - text: never
 `
-	// The editor sets the terminal's modes and reads a line from it, as a real one does: in
-	// a background process group it would be stopped at once.
-	editor := "#!/bin/sh\nstty -echo\nprintf 'EDITING> '\nread line\nstty echo\nprintf '%s\\n' \"$line\" > \"$1\"\n"
-	files := map[string]string{filepath.Join(ws, "s.yaml"): scenario, filepath.Join(home, "settings.json"): `{"permissions": {"ask": ["write(*)"]}}`,
-		filepath.Join(dir, "editor"): editor}
-	for p, c := range files {
-		if err := os.WriteFile(p, []byte(c), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	x := &tmux{t: t, sock: filepath.Join(dir, "tmux.sock")}
-	shell := fmt.Sprintf("cd %q && env REIN_HOME=%q ANTHROPIC_API_KEY= OPENAI_API_KEY= VISUAL= EDITOR=%q TERM=xterm-256color %q --script s.yaml; echo EXIT=$?; sleep 60",
-		ws, home, filepath.Join(dir, "editor"), rein)
-	// 50 rows: the whole conversation fits. At 30 rows, where it scrolls while an answer
-	// streams, tmux shows the streamed row's words out of place in about half the runs
-	// (bubbletea's frame is right: a renderer and tmux disagree) — a known open bug.
-	x.run("-f", "/dev/null", "new-session", "-d", "-s", "ui", "-x", "100", "-y", "50", shell)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-S", x.sock, "kill-server").Run() })
-
+	// 80×24: the conversation scrolls while answers stream.
+	x, ws, home := startUI(t, scenario, `{"permissions": {"ask": ["write(*)"]}}`, 80, 24)
 	x.waitFor("Type a message")
 	x.run("send-keys", "-t", "ui", "C-g")
 	x.waitFor("EDITING>")

@@ -181,6 +181,10 @@ func (l *loader) importTarget(from, ref string) (string, string, bool) {
 	return "", "", false
 }
 
+// Mentions returns the @path references of text as an import reads them (see importRefs):
+// the UI attaches the files a prompt mentions by the same reading.
+func Mentions(text string) []string { return importRefs(text) }
+
 // importRefs returns the @path references in text, in order: an "@" at the start of a line
 // or after white space, followed by the path (up to the next white space). References inside
 // fenced code blocks and inline code spans are text, not imports.

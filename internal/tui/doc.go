@@ -44,7 +44,14 @@
 //   - "@…" at the end of the editor completes over the files a [Workspace] host lists (git's
 //     tracked and unignored files, in package cli), read once per UI; "/…" as the whole
 //     editor completes over the slash commands and the loaded skills (/skill:NAME). One
-//     popup shows both; Tab takes the best (Enter too, for a command).
+//     popup shows both: Up/Down choose (the first is chosen until they move), Tab takes the
+//     chosen one (Enter too, for a command or after Up/Down), Esc closes the popup until the
+//     editor changes and aborts nothing.
+//   - A prompt's @path mentions are attached when it is sent, by the [Attacher] a host may
+//     implement (package cli: the read and ls tools over the runtime's workspace, so a
+//     mention reaches no more than a read call); the message carries the text as typed,
+//     then one text part per attachment, and the transcript shows one line for each.
+//     Refused mentions are shown as notices.
 //   - A paste over 5 lines or 1,000 bytes shows as a placeholder ("[pasted 42 lines, 3.1 KB
 //     #1]"); the message sent (and recorded) carries the whole text, and a deleted
 //     placeholder takes its paste with it (Backspace after one deletes it whole).

@@ -57,7 +57,10 @@ func newEngine(host Host) *engine {
 	return &engine{host: host, msgs: make(chan tea.Msg), closed: make(chan struct{}), allowed: map[[2]string]bool{}}
 }
 
-// engineMsg marks what arrives on msgs: the UI waits for the next one after each.
+// engineMsg marks what arrives on msgs: the UI waits for the next one after each, so that
+// exactly one [engine.wait] is outstanding and the agent's messages arrive in the order they
+// were sent. What a command of the UI's own returns (openedMsg, compactedMsg, editedMsg) is
+// not an engineMsg: a second waiter would race the first and swap streamed deltas.
 type engineMsg interface{ fromEngine() }
 
 type eventMsg struct{ ev wire.Event }
@@ -85,13 +88,11 @@ type compactedMsg struct {
 	err           error
 }
 
-func (eventMsg) fromEngine()     {}
-func (queueMsg) fromEngine()     {}
-func (noticeMsg) fromEngine()    {}
-func (runDoneMsg) fromEngine()   {}
-func (askMsg) fromEngine()       {}
-func (openedMsg) fromEngine()    {}
-func (compactedMsg) fromEngine() {}
+func (eventMsg) fromEngine()   {}
+func (queueMsg) fromEngine()   {}
+func (noticeMsg) fromEngine()  {}
+func (runDoneMsg) fromEngine() {}
+func (askMsg) fromEngine()     {}
 
 // wait is the command that delivers the next message from the agent side.
 func (e *engine) wait() tea.Cmd {
@@ -198,11 +199,10 @@ func (e *engine) FollowUps() []llm.Message {
 	return out
 }
 
-// enqueue queues text for the running agent; it returns the queue's lengths.
-func (e *engine) enqueue(text string, followUp bool) queueMsg {
+// enqueue queues m for the running agent; it returns the queue's lengths.
+func (e *engine) enqueue(m llm.Message, followUp bool) queueMsg {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	m := llm.UserText(text)
 	if followUp {
 		e.followUps = append(e.followUps, m)
 	} else {
@@ -225,7 +225,7 @@ func (e *engine) unqueueLast() (text string, ok bool, q queueMsg) {
 			list = &e.followUps
 		}
 		last := len(*list) - 1
-		text, *list, ok = (*list)[last].Text(), (*list)[:last], true
+		text, *list, ok = typed((*list)[last]), (*list)[:last], true
 	}
 	return text, ok, queueMsg{len(e.steering), len(e.followUps)}
 }
@@ -235,10 +235,10 @@ func (e *engine) queued() (steering, followUps []string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for i := range e.steering {
-		steering = append(steering, e.steering[i].Text())
+		steering = append(steering, typed(e.steering[i]))
 	}
 	for i := range e.followUps {
-		followUps = append(followUps, e.followUps[i].Text())
+		followUps = append(followUps, typed(e.followUps[i]))
 	}
 	return steering, followUps
 }

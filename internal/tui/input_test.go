@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/reinhq/rein/internal/llm"
 )
 
 // startWith opens the UI on h with o at 80×24 without colour, as a teatest program.
@@ -94,7 +96,7 @@ func TestSlashCompletion(t *testing.T) {
 	h := &libraryHost{scriptHost: newScriptHost(t, conversation, "")}
 	_, tm := startLibrary(t, h)
 	tm.Type("/")
-	waitFor(t, tm, "more (type to narrow)")
+	waitFor(t, tm, "more (↑/↓ or type to narrow)")
 	tm.Type("s")
 	waitFor(t, tm, "/skill:notes [MESSAGE]", "/session — the session's id")
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyBackspace})
@@ -217,9 +219,9 @@ dialogs:
 // drained one of them.
 func TestUnqueueLast(t *testing.T) {
 	e := newEngine(nil)
-	e.enqueue("s1", false)
-	e.enqueue("f1", true)
-	e.enqueue("s2", false)
+	e.enqueue(llm.UserText("s1"), false)
+	e.enqueue(llm.UserText("f1"), true)
+	e.enqueue(llm.UserText("s2"), false)
 	if text, ok, q := e.unqueueLast(); !ok || text != "s2" || q != (queueMsg{1, 1}) {
 		t.Fatalf("unqueueLast = %q %v %+v", text, ok, q)
 	}

@@ -22,6 +22,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	if m.picker != nil {
 		return m.pickerKey(k)
 	}
+	if !m.denying && m.popupKey(s, m.completions()) {
+		return nil
+	}
 	switch s {
 	case "ctrl+c":
 		if m.armedQuit {
@@ -78,13 +81,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		if m.denying {
 			return m.deny()
 		}
-		if c := m.completions(); c.slash && !c.exact() && m.complete(c) {
-			if c.items[0].args == "" {
-				return m.submit(false) // nothing to add: run it
-			}
-			return nil
-		}
-		return m.submit(false)
+		return m.enter()
 	case "alt+enter":
 		return m.submit(true)
 	case "tab":

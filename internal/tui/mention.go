@@ -15,9 +15,6 @@ type Workspace interface {
 	Files() ([]string, error)
 }
 
-// maxCompletions is how many completions are shown.
-const maxCompletions = 5
-
 // mentionWord is the "@…" word the editor ends with ("" for none); the text before it
 // starts the word.
 func mentionWord(value string) string {
@@ -29,24 +26,9 @@ func mentionWord(value string) string {
 	return w
 }
 
-// completion is one entry of the popup above the editor: what replaces the word being
-// completed (insert), and for a command its arguments and one line of help.
-type completion struct{ insert, args, help string }
-
-// completions is the popup above the editor: the "@…" word's files, or, for a "/…" word
-// that starts the editor, the slash commands; word is what a completion replaces and more
-// how many matched beyond those shown.
-type completions struct {
-	word  string
-	items []completion
-	more  int
-	// slash: the items are commands (Enter completes them too).
-	slash bool
-}
-
-// completions is what the editor's last word completes to (nothing for most words).
-func (m *Model) completions() completions {
-	v := m.input.Value()
+// ranked is what the editor's last word completes to, best first (nothing for most
+// words): the slash commands for a "/…" editor, the workspace's files for an "@…" word.
+func (m *Model) ranked(v string) completions {
 	if strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "//") && !strings.ContainsAny(v, " \t\n") {
 		return m.slashCompletions(v)
 	}
@@ -70,23 +52,6 @@ func (m *Model) completions() completions {
 		c.items = append(c.items, completion{insert: "@" + p})
 	}
 	return c
-}
-
-// take is the first maxCompletions of ranked; the rest are counted in more.
-func (c *completions) take(ranked []string) []string {
-	n := min(len(ranked), maxCompletions)
-	c.more = len(ranked) - n
-	return ranked[:n]
-}
-
-// complete replaces the editor's word with the best completion; false when there is none.
-func (m *Model) complete(c completions) bool {
-	if len(c.items) == 0 {
-		return false
-	}
-	v := m.input.Value()
-	m.input.SetValue(v[:len(v)-len(c.word)] + c.items[0].insert + " ")
-	return true
 }
 
 // fuzzy ranks the paths holding the letters of q in order (case-insensitively): a match

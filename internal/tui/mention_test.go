@@ -25,7 +25,31 @@ func (h filesHost) Files() ([]string, error) {
 // TestMentionCompletion: "@kern" lists the workspace's matching files, tracked and
 // untracked, never an ignored one, the base-name match first; Tab completes the best.
 func TestMentionCompletion(t *testing.T) {
-	h := filesHost{newScriptHost(t, "version: 1\nturns:\n  - text: ok\n", "")}
+	h := kernelWorkspace(t, "version: 1\nturns:\n  - text: ok\n")
+	m, tm := startOn(t, h)
+	tm.Type("explain @kern")
+	waitFor(t, tm, "@notes/kernel.md", "@internal/kernel/loop.go")
+	f := tm.screen()
+	if strings.Contains(f, "kernel.log") || strings.Index(f, "@notes/kernel.md") > strings.Index(f, "@internal/kernel/loop.go") {
+		t.Errorf("wrong completions:\n%s", f)
+	}
+	golden.RequireEqual(t, f)
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyTab})
+	waitFor(t, tm, "explain @notes/kernel.md")
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.input.Value(); got != "explain @notes/kernel.md " {
+		t.Errorf("after Tab the editor holds %q", got)
+	}
+}
+
+// kernelWorkspace is a filesHost on scenario whose git workspace tracks
+// internal/kernel/loop.go, README.md and .gitignore, and holds notes/kernel.md untracked
+// and kernel.log ignored.
+func kernelWorkspace(t *testing.T, scenario string) filesHost {
+	t.Helper()
+	h := filesHost{newScriptHost(t, scenario, "")}
 	for name, body := range map[string]string{
 		"internal/kernel/loop.go": "package kernel\n", "README.md": "# x\n", ".gitignore": "*.log\n",
 		"notes/kernel.md": "untracked\n", "kernel.log": "ignored\n",
@@ -44,22 +68,7 @@ func TestMentionCompletion(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, tm := startOn(t, h)
-	tm.Type("explain @kern")
-	waitFor(t, tm, "@notes/kernel.md", "@internal/kernel/loop.go")
-	f := tm.screen()
-	if strings.Contains(f, "kernel.log") || strings.Index(f, "@notes/kernel.md") > strings.Index(f, "@internal/kernel/loop.go") {
-		t.Errorf("wrong completions:\n%s", f)
-	}
-	golden.RequireEqual(t, f)
-	tm.Send(tea.KeyPressMsg{Code: tea.KeyTab})
-	waitFor(t, tm, "explain @notes/kernel.md")
-	if err := tm.Quit(); err != nil {
-		t.Fatal(err)
-	}
-	if got := m.input.Value(); got != "explain @notes/kernel.md " {
-		t.Errorf("after Tab the editor holds %q", got)
-	}
+	return h
 }
 
 // TestFuzzy ranks a base-name prefix first, then a base-name match, then a path match,

@@ -44,6 +44,8 @@ type Model struct {
 	denying    bool
 	// files are the workspace's files for @ mentions (nil until the first "@").
 	files []string
+	// sel is the choice in the completion popup.
+	sel popupState
 	// pastes are the collapsed pastes of this UI session, #1 first.
 	pastes []pasted
 	getenv func(string) string
@@ -268,13 +270,13 @@ func (m *Model) submit(followUp bool) tea.Cmd {
 
 // send sends text as a prompt, or queues it while the agent works.
 func (m *Model) send(text string, followUp bool) tea.Cmd {
+	prompt := m.prompt(text)
 	if m.e.running() || m.compacting || m.opening {
-		q := m.e.enqueue(text, followUp)
+		q := m.e.enqueue(prompt, followUp)
 		m.steer, m.follw = q.steering, q.followUps
 		return nil
 	}
 	m.scroll = 0
-	prompt := llm.UserText(text)
 	if err := m.e.start(m.ctx, &prompt); err != nil {
 		m.t.add(newNotice(err.Error(), "error"))
 	}

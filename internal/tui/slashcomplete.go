@@ -1,7 +1,5 @@
 package tui
 
-import "strings"
-
 // slashCompletions are the slash commands word ("/…", the whole editor so far) completes
 // to: the commands and the loaded skills (/skill:NAME) whose names hold its letters in
 // order, a prefix first, each with its arguments and one line of help.
@@ -27,14 +25,4 @@ func (m *Model) slashCompletions(word string) completions {
 		c.items = append(c.items, help[n])
 	}
 	return c
-}
-
-// exact says whether the word is one of its completions as typed.
-func (c completions) exact() bool {
-	for _, it := range c.items {
-		if strings.EqualFold(it.insert, c.word) {
-			return true
-		}
-	}
-	return false
 }

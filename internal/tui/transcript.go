@@ -31,7 +31,7 @@ func (t *transcript) apply(ev wire.Event) {
 	switch ev.Type {
 	case "message_start":
 		if ev.Message != nil && ev.Message.Role == string(llm.RoleUser) {
-			t.add(newUser(messageText(ev.Message)))
+			t.add(newUser(userText(ev.Message)))
 		}
 		if ev.Message != nil && ev.Message.Role == string(llm.RoleAssistant) {
 			t.parts, t.partsFrom = map[int]block{}, len(t.blocks)
@@ -190,7 +190,7 @@ func (t *transcript) history(msgs []llm.Message) {
 		m := wire.NewMessage(&msgs[i])
 		switch msgs[i].Role {
 		case llm.RoleUser:
-			t.add(newUser(messageText(m)))
+			t.add(newUser(userText(m)))
 		case llm.RoleAssistant:
 			t.endAssistant(m)
 			for _, p := range m.Content {

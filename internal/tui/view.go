@@ -75,27 +75,6 @@ func (m *Model) bottom() []string {
 	return rows
 }
 
-// popup is the completions above the editor, one row each: what Tab puts in place, and a
-// command's arguments and help.
-func (m *Model) popup(c completions) []string {
-	st := m.st
-	var rows []string
-	for _, it := range c.items {
-		row := "  " + st.key.Render(clean(it.insert))
-		if it.args != "" {
-			row += " " + clean(it.args)
-		}
-		if it.help != "" {
-			row += st.dim.Render(" — " + clean(it.help))
-		}
-		rows = append(rows, ansi.Truncate(row, m.width, "…"))
-	}
-	if c.more > 0 {
-		rows = append(rows, st.dim.Render(fmt.Sprintf("  … %d more (type to narrow)", c.more)))
-	}
-	return rows
-}
-
 // hint is the row of keys that apply now (c: the completions shown).
 func (m *Model) hint(c completions) string {
 	st := m.st
@@ -107,9 +86,11 @@ func (m *Model) hint(c completions) string {
 	case m.compacting:
 		return st.dim.Render("compacting… (typing queues)")
 	case c.slash && len(c.items) > 0:
-		return st.dim.Render("Tab completes the first command · Enter runs it")
+		return st.dim.Render("↑/↓ choose · Tab completes · Enter runs the command · Esc closes")
+	case len(c.items) > 0 && m.sel.moved:
+		return st.dim.Render("↑/↓ choose · Tab or Enter completes · Esc closes")
 	case len(c.items) > 0:
-		return st.dim.Render("Tab completes the first file · Enter send")
+		return st.dim.Render("↑/↓ choose · Tab completes · Enter send · Esc closes")
 	case m.e.running() && m.steer+m.follw > 0:
 		return st.dim.Render("working… Enter queues a steer · Alt+Up edits the last queued · Esc aborts")
 	case m.e.running():
