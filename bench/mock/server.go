@@ -21,6 +21,13 @@ type Options struct {
 	Log io.Writer
 	// Model is the model id the responses name; empty means "mock".
 	Model string
+	// Answer, when set, chooses the answer to each request instead of the script: it gets the
+	// request's API ("openai", "responses" or "anthropic") and body and returns the turn to
+	// stream (a nil script is then allowed). An error answers 400 with it.
+	Answer func(api string, body []byte) (*Turn, error)
+	// Body, when set, sees every request's body (its number, 1-based, and the bytes; the
+	// slice is not reused) before it is answered.
+	Body func(n int, body []byte)
 }
 
 // Entry is the log line of one request. Times are Unix nanoseconds: RecvNS when the request's
@@ -122,7 +129,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			e.ExpectOK = &ok
 		}
 	}
-	if err == nil && s.next < len(s.script.Turns) {
+	if s.opts.Body != nil && err == nil {
+		s.opts.Body(e.N, body)
+	}
+	if err == nil && s.opts.Answer != nil {
+		turn, err = s.opts.Answer(api, body)
+	} else if err == nil && s.next < len(s.script.Turns) {
 		turn = &s.script.Turns[s.next]
 		s.next++
 		e.Turn = s.next
