@@ -87,6 +87,7 @@ type wireRequest struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
+	Input  []json.RawMessage `json:"input"` // Responses only
 	Tools  []json.RawMessage `json:"tools"`
 	System json.RawMessage   `json:"system"` // Anthropic only
 	Stream bool              `json:"stream"`
@@ -100,13 +101,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"object":"list","data":[{"id":"`+s.opts.Model+`","object":"model","owned_by":"mock"}]}`)
 		return
 	case r.Method != http.MethodPost:
-		http.Error(w, "mock: only POST …/chat/completions and …/messages", http.StatusNotFound)
+		http.Error(w, "mock: only POST …/chat/completions, …/responses and …/messages", http.StatusNotFound)
 		return
 	}
 	api := ""
 	switch {
 	case strings.HasSuffix(r.URL.Path, "/chat/completions"):
 		api = "openai"
+	case strings.HasSuffix(r.URL.Path, "/responses"):
+		api = "responses"
 	case strings.HasSuffix(r.URL.Path, "/messages"):
 		api = "anthropic"
 	default:
@@ -150,7 +153,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if turn == nil {
 		turn = &Turn{Text: "script exhausted"}
 	}
-	e.Messages, e.Tools, e.Stream = len(req.Messages), len(req.Tools), req.Stream
+	e.Messages, e.Tools, e.Stream = len(req.Messages)+len(req.Input), len(req.Tools), req.Stream
 	e.SystemBytes = systemBytes(api, &req)
 	if s.opts.TTFT > 0 {
 		time.Sleep(s.opts.TTFT)
@@ -164,6 +167,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rw.openAIStream(turn)
 	case api == "openai":
 		rw.openAIWhole(turn)
+	case api == "responses":
+		rw.responsesStream(turn) // streamed whether or not asked: Codex always streams
 	case req.Stream:
 		rw.anthropicStream(turn)
 	default:
