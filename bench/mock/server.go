@@ -87,10 +87,11 @@ type wireRequest struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
-	Input  []json.RawMessage `json:"input"` // Responses only
-	Tools  []json.RawMessage `json:"tools"`
-	System json.RawMessage   `json:"system"` // Anthropic only
-	Stream bool              `json:"stream"`
+	Input        []json.RawMessage `json:"input"`        // Responses only
+	Instructions json.RawMessage   `json:"instructions"` // Responses only
+	Tools        []json.RawMessage `json:"tools"`
+	System       json.RawMessage   `json:"system"` // Anthropic only
+	Stream       bool              `json:"stream"`
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -190,12 +191,21 @@ func (s *Server) log(e *Entry) {
 }
 
 // systemBytes counts the bytes of the system prompt's text: OpenAI's system and developer
-// messages, Anthropic's system field.
+// messages (and the Responses API's instructions), Anthropic's system field.
 func systemBytes(api string, req *wireRequest) int {
 	if api == "anthropic" {
 		return textBytes(req.System)
 	}
-	n := 0
+	n := textBytes(req.Instructions)
+	for _, raw := range req.Input {
+		var m struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(raw, &m) == nil && (m.Role == "system" || m.Role == "developer") {
+			n += textBytes(m.Content)
+		}
+	}
 	for _, m := range req.Messages {
 		if m.Role == "system" || m.Role == "developer" {
 			n += textBytes(m.Content)
