@@ -153,8 +153,8 @@ envfor() {
 family() { case $1 in rein-* | floor-*) echo rein ;; *) echo "$1" ;; esac; }
 
 # scriptfor HARNESS SCRIPT: Codex has no read/write/bash tools, only exec_command: its scripts
-# (bench/scripts/codex) make the same calls as shell commands and expect the same results.
-scriptfor() { if [ "$1" = codex ]; then echo "$SCRIPTS/codex/$2"; else echo "$SCRIPTS/$2"; fi; }
+# (bench/scripts/shell) make the same calls as shell commands and expect the same results.
+scriptfor() { if [ "$1" = codex ]; then echo "$SCRIPTS/shell/$2"; else echo "$SCRIPTS/$2"; fi; }
 
 # measure SCENARIO HARNESS REP SCRIPT FILES REQUESTS: one print-mode run, verified.
 measure() {

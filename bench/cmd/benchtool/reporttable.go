@@ -88,7 +88,7 @@ func (rp *report) writeHeader(b *strings.Builder) {
 		"rein is the release build (`CGO_ENABLED=0 go build -trimpath -ldflags='-s -w'`) with durable\n" +
 		"sessions (every intent and result fsynced); pi keeps its default session file, Codex its\n" +
 		"rollout file (no sandbox, no approvals: `danger-full-access`, `never`). Codex has no read, write\n" +
-		"or bash tool, only `exec_command`: its scripts (`bench/scripts/codex`) make the same steps as\n" +
+		"or bash tool, only `exec_command`: its scripts (`bench/scripts/shell`) make the same steps as\n" +
 		"shell commands and are checked for the same results. Each value is taken per run; a cell is\n" +
 		"the median over the runs with the min–max range. The *gap* is the harness's own time per\n" +
 		"turn: from the end of one streamed response (the mock's log) to the arrival of the next\n" +
