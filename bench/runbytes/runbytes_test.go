@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -93,7 +94,7 @@ func TestDeliveryRunBytes(t *testing.T) {
 		if a == nil {
 			t.Fatalf("request %d got no answer", i+1)
 		}
-		c.reqs[i].Answer = turnMessage(a)
+		c.reqs[i].Answer = turnMessage(i+1, a)
 	}
 	f, err := Measure(c.reqs)
 	if err != nil {
@@ -121,13 +122,13 @@ func TestDeliveryRunBytes(t *testing.T) {
 	}
 }
 
-// turnMessage is a streamed turn as the history carries it. Tool-call ids are not known
-// here; they are as long as the mock's ("call_N_I").
-func turnMessage(t *mock.Turn) chatMessage {
+// turnMessage is the answer to request n as the history carries it, with the tool-call ids
+// the mock gave it.
+func turnMessage(n int, t *mock.Turn) chatMessage {
 	content, _ := json.Marshal(t.Text)
 	m := chatMessage{Role: "assistant", Content: content}
 	for i, call := range t.Calls {
-		tc := chatToolCall{ID: "call_00_" + string(rune('0'+i%10))}
+		tc := chatToolCall{ID: fmt.Sprintf("call_%d_%d", n, i)}
 		tc.Function.Name, tc.Function.Arguments = call.Name, string(call.Args)
 		m.ToolCalls = append(m.ToolCalls, tc)
 	}
