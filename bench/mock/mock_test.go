@@ -13,6 +13,7 @@ import (
 	"github.com/reinhq/rein/bench/mock"
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/anthropic"
+	"github.com/reinhq/rein/internal/llm/openai"
 	"github.com/reinhq/rein/internal/llm/openaicompat"
 )
 
@@ -136,6 +137,24 @@ func TestOpenAIChatStream(t *testing.T) {
 	}, mock.Options{})
 	if entries[0].API != "openai" || entries[0].Messages != 2 {
 		t.Errorf("first entry: %+v", entries[0]) // system + user
+	}
+}
+
+// TestResponsesStream plays the script to rein's own Responses API client (the wire Codex
+// speaks): text deltas, function calls with their call ids, usage, the stop reason.
+func TestResponsesStream(t *testing.T) {
+	entries := play(t, func(url string) llm.Model {
+		m, err := openai.New(openai.Config{Model: "mock", BaseURL: url + "/v1", APIKey: "k", API: llm.APIOpenAIResponses})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}, mock.Options{})
+	if entries[0].API != "responses" || entries[0].Path != "/v1/responses" || entries[0].Messages != 1 {
+		t.Errorf("first entry: %+v", entries[0]) // the user message; the system prompt is the instructions
+	}
+	if entries[3].Messages != 8 { // user; the first turn's text, call and result; two (call, result) pairs
+		t.Errorf("last entry: %d input items, want 8", entries[3].Messages)
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package mock is a scripted LLM server for benchmarks. It speaks OpenAI's Chat Completions
-// streaming wire (POST …/chat/completions) and Anthropic's Messages streaming wire
+// streaming wire (POST …/chat/completions), OpenAI's Responses streaming wire
+// (POST …/responses: what Codex speaks) and Anthropic's Messages streaming wire
 // (POST …/messages), and answers every request with the next turn of a script, whatever the
-// request says. It can add a time to first token and a delay per token, and it logs every
+// request says (or, with [Options.Answer], with what a function of the request chooses). It can add a time to first token and a delay per token, and it logs every
 // request (arrival, end of response, bytes, messages, tools, system prompt bytes) as one JSON
 // line, which is what the benchmark scripts measure harnesses with.
 package mock

@@ -21,6 +21,13 @@ type Options struct {
 	Log io.Writer
 	// Model is the model id the responses name; empty means "mock".
 	Model string
+	// Answer, when set, chooses the answer to each request instead of the script: it gets the
+	// request's API ("openai", "responses" or "anthropic") and body and returns the turn to
+	// stream (a nil script is then allowed). An error answers 400 with it.
+	Answer func(api string, body []byte) (*Turn, error)
+	// Body, when set, sees every request's body (its number, 1-based, and the bytes; the
+	// slice is not reused) before it is answered.
+	Body func(n int, body []byte)
 }
 
 // Entry is the log line of one request. Times are Unix nanoseconds: RecvNS when the request's
@@ -80,9 +87,11 @@ type wireRequest struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
-	Tools  []json.RawMessage `json:"tools"`
-	System json.RawMessage   `json:"system"` // Anthropic only
-	Stream bool              `json:"stream"`
+	Input        []json.RawMessage `json:"input"`        // Responses only
+	Instructions json.RawMessage   `json:"instructions"` // Responses only
+	Tools        []json.RawMessage `json:"tools"`
+	System       json.RawMessage   `json:"system"` // Anthropic only
+	Stream       bool              `json:"stream"`
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -93,13 +102,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"object":"list","data":[{"id":"`+s.opts.Model+`","object":"model","owned_by":"mock"}]}`)
 		return
 	case r.Method != http.MethodPost:
-		http.Error(w, "mock: only POST …/chat/completions and …/messages", http.StatusNotFound)
+		http.Error(w, "mock: only POST …/chat/completions, …/responses and …/messages", http.StatusNotFound)
 		return
 	}
 	api := ""
 	switch {
 	case strings.HasSuffix(r.URL.Path, "/chat/completions"):
 		api = "openai"
+	case strings.HasSuffix(r.URL.Path, "/responses"):
+		api = "responses"
 	case strings.HasSuffix(r.URL.Path, "/messages"):
 		api = "anthropic"
 	default:
@@ -122,7 +133,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			e.ExpectOK = &ok
 		}
 	}
-	if err == nil && s.next < len(s.script.Turns) {
+	if s.opts.Body != nil && err == nil {
+		s.opts.Body(e.N, body)
+	}
+	if err == nil && s.opts.Answer != nil {
+		turn, err = s.opts.Answer(api, body)
+	} else if err == nil && s.next < len(s.script.Turns) {
 		turn = &s.script.Turns[s.next]
 		s.next++
 		e.Turn = s.next
@@ -138,7 +154,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if turn == nil {
 		turn = &Turn{Text: "script exhausted"}
 	}
-	e.Messages, e.Tools, e.Stream = len(req.Messages), len(req.Tools), req.Stream
+	e.Messages, e.Tools, e.Stream = len(req.Messages)+len(req.Input), len(req.Tools), req.Stream
 	e.SystemBytes = systemBytes(api, &req)
 	if s.opts.TTFT > 0 {
 		time.Sleep(s.opts.TTFT)
@@ -152,6 +168,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rw.openAIStream(turn)
 	case api == "openai":
 		rw.openAIWhole(turn)
+	case api == "responses":
+		rw.responsesStream(turn) // streamed whether or not asked: Codex always streams
 	case req.Stream:
 		rw.anthropicStream(turn)
 	default:
@@ -173,12 +191,21 @@ func (s *Server) log(e *Entry) {
 }
 
 // systemBytes counts the bytes of the system prompt's text: OpenAI's system and developer
-// messages, Anthropic's system field.
+// messages (and the Responses API's instructions), Anthropic's system field.
 func systemBytes(api string, req *wireRequest) int {
 	if api == "anthropic" {
 		return textBytes(req.System)
 	}
-	n := 0
+	n := textBytes(req.Instructions)
+	for _, raw := range req.Input {
+		var m struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(raw, &m) == nil && (m.Role == "system" || m.Role == "developer") {
+			n += textBytes(m.Content)
+		}
+	}
 	for _, m := range req.Messages {
 		if m.Role == "system" || m.Role == "developer" {
 			n += textBytes(m.Content)

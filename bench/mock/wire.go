@@ -189,3 +189,40 @@ func (r *responder) anthropicWhole(t *Turn) {
 		"model": r.model, "content": content, "stop_reason": stop, "stop_sequence": nil,
 		"usage": obj{"input_tokens": r.promptTokens, "output_tokens": r.outputTokens()}})
 }
+
+// OpenAI Responses (what Codex speaks): a streamed response of output items.
+
+func (r *responder) responsesStream(t *Turn) {
+	r.sse()
+	id := "resp_mock_" + strconv.Itoa(r.id)
+	r.event("response.created", obj{"type": "response.created", "response": obj{"id": id, "object": "response",
+		"status": "in_progress", "model": r.model, "output": []obj{}}})
+	var output []obj
+	if t.Text != "" {
+		msgID := "msg_mock_" + strconv.Itoa(r.id)
+		r.event("response.output_item.added", obj{"type": "response.output_item.added", "output_index": 0,
+			"item": obj{"type": "message", "id": msgID, "role": "assistant", "status": "in_progress", "content": []obj{}}})
+		for _, tok := range tokens(t.Text) {
+			r.outBytes += len(tok)
+			r.event("response.output_text.delta", obj{"type": "response.output_text.delta", "item_id": msgID,
+				"output_index": 0, "content_index": 0, "delta": tok})
+		}
+		item := obj{"type": "message", "id": msgID, "role": "assistant", "status": "completed",
+			"content": []obj{{"type": "output_text", "text": t.Text, "annotations": []obj{}}}}
+		r.event("response.output_item.done", obj{"type": "response.output_item.done", "output_index": 0, "item": item})
+		output = append(output, item)
+	}
+	for i, c := range t.Calls {
+		r.outBytes += len(c.Args)
+		item := obj{"type": "function_call", "id": fmt.Sprintf("fc_mock_%d_%d", r.id, i),
+			"call_id": fmt.Sprintf("call_%d_%d", r.id, i), "name": c.Name, "arguments": string(c.Args), "status": "completed"}
+		r.event("response.output_item.added", obj{"type": "response.output_item.added", "output_index": len(output), "item": item})
+		r.event("response.output_item.done", obj{"type": "response.output_item.done", "output_index": len(output), "item": item})
+		output = append(output, item)
+	}
+	r.event("response.completed", obj{"type": "response.completed", "response": obj{"id": id, "object": "response",
+		"status": "completed", "model": r.model, "output": output,
+		"usage": obj{"input_tokens": r.promptTokens, "output_tokens": r.outputTokens(),
+			"total_tokens": r.promptTokens + r.outputTokens(), "input_tokens_details": obj{"cached_tokens": 0},
+			"output_tokens_details": obj{"reasoning_tokens": 0}}}})
+}

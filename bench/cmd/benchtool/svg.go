@@ -6,13 +6,15 @@ import (
 	"strings"
 )
 
-var colors = map[string]string{"rein": "#1f77b4", "pi": "#d62728"}
+var colors = map[string]string{"rein": "#1f77b4", "pi": "#d62728", "pi073": "#ff9896", "codex": "#2ca02c",
+	"rein-nosession": "#9edae5", "floor-k4": "#7f7f7f"}
 
 // window is the width, in turns, of the running median drawn over the per-turn gaps.
 const window = 25
 
 // gapSVG draws the per-turn gap of each harness against the turn number, on a log scale.
-func gapSVG(series map[string][]float64) string {
+// order is the drawing order; labels name the series in the legend.
+func gapSVG(series map[string][]float64, order []string, labels map[string]string) string {
 	const w, h, left, right, top, bottom = 760, 360, 60, 20, 30, 45
 	pw, ph := float64(w-left-right), float64(h-top-bottom)
 	turns := 0
@@ -64,7 +66,7 @@ func gapSVG(series map[string][]float64) string {
 	fmt.Fprintf(&b, `<text x="14" y="%.1f" transform="rotate(-90 14 %.1f)" text-anchor="middle">gap (ms, log scale)</text>`+"\n", top+ph/2, top+ph/2)
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.0f" height="%.0f" fill="none" stroke="#888"/>`+"\n", left, top, pw, ph)
 	ly := top + 16
-	for _, name := range harnesses {
+	for _, name := range order {
 		s := series[name]
 		if len(s) == 0 {
 			continue
@@ -78,7 +80,7 @@ func gapSVG(series map[string][]float64) string {
 		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-opacity="0.35" stroke-width="1" points="%s"/>`+"\n", colors[name], strings.Join(raw, " "))
 		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2.2" points="%s"/>`+"\n", colors[name], strings.Join(smooth, " "))
 		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"/><text x="%d" y="%d">%s (median %.2f ms)</text>`+"\n",
-			w-right-190, w-right-170, ly, ly, colors[name], w-right-164, ly+4, name, median(s))
+			w-right-250, w-right-230, ly, ly, colors[name], w-right-224, ly+4, labels[name], median(s))
 		ly += 18
 	}
 	b.WriteString("</svg>\n")

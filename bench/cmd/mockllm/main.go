@@ -1,5 +1,5 @@
 // Command mockllm is a scripted LLM server for benchmarks: it speaks OpenAI Chat Completions
-// (POST …/chat/completions) and Anthropic Messages (POST …/messages), streaming, and answers
+// (POST …/chat/completions), OpenAI Responses (POST …/responses) and Anthropic Messages (POST …/messages), streaming, and answers
 // each request with the next turn of a script file, whatever the request says, logging every
 // request as a JSON line. See package github.com/reinhq/rein/bench/mock for the script format.
 //

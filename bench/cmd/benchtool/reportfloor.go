@@ -1,0 +1,166 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/reinhq/rein/bench/runbytes"
+)
+
+// fsyncsPerTurn is what rein and the K = 4 floor fsync between two model requests of a tool
+// turn: the response, the tool's intent, the tool's result, the next call's intent.
+const fsyncsPerTurn = 4
+
+// probeFor names the fsync probe taken in the repetition of a scenario's run.
+func probeFor(scenario, rep string) string {
+	if scenario == "loop500" || scenario == "resume" {
+		return "long-" + rep
+	}
+	return "rep-" + rep
+}
+
+// paired is f(a) − f(b) for each repetition that has both runs.
+func (rp *report) paired(scenario, a, b string, f func(*run) float64) []float64 {
+	byRep := map[string]*run{}
+	for i := range rp.res[scenario][b] {
+		byRep[rp.res[scenario][b][i].rep] = &rp.res[scenario][b][i]
+	}
+	var out []float64
+	for i := range rp.res[scenario][a] {
+		r := &rp.res[scenario][a][i]
+		if o := byRep[r.rep]; o != nil {
+			if d := f(r) - f(o); !math.IsNaN(d) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// netOfFsync is f(run) less the fsyncs per turn at the median latency of the run's probe (the
+// median, as the gaps are medians over turns: a mean would charge every turn the disk's tail).
+func (rp *report) netOfFsync(scenario string, f func(*run) float64) func(*run) float64 {
+	return func(r *run) float64 {
+		p, ok := rp.fsync[probeFor(scenario, r.rep)]
+		if !ok {
+			return math.NaN()
+		}
+		return f(r) - fsyncsPerTurn*p.MedianMS
+	}
+}
+
+func (rp *report) writeFloor(b *strings.Builder) {
+	if len(rp.res["read50"]["floor-k4"]) == 0 {
+		return
+	}
+	b.WriteString("\n## Against the floor, net of fsync\n\n" +
+		"The floor (`benchtool floor`) is the least a client can do per turn and still be an agent:\n" +
+		"stream the whole history (each message encoded once), run the read tool, append K lines of\n" +
+		"~300 bytes and fsync each (K = 0: no durability; K = 4: what rein fsyncs per tool turn). It\n" +
+		"ran under `benchtool run` against the same mock in every repetition, interleaved with the\n" +
+		"harnesses. *Paired* rows are the median over repetitions of the difference within each\n" +
+		"repetition, which cancels what the machine's load did to both; *net of fsync* subtracts 4 ×\n" +
+		"the median fsync latency probed in the same repetition from the durable runs' gaps, so a\n" +
+		"slow disk is not read as a regression of rein.\n\n")
+	b.WriteString("| gap (ms) | floor K = 0 | floor K = 4 | rein --no-session | rein (durable) | target (rein) |\n|---|---|---|---|---|---|\n")
+	ids := []string{"floor-k0", "floor-k4", "rein-nosession", "rein"}
+	row := func(name, scenario string, f func(*run) float64, target string) {
+		cells := []string{name}
+		for _, h := range ids {
+			if strings.Contains(name, "net of fsync") && (h == "floor-k0" || h == "rein-nosession") {
+				cells = append(cells, "—") // nothing fsynced
+				continue
+			}
+			cells = append(cells, cell(perRun(rp.res[scenario][h], f), 2))
+		}
+		b.WriteString("| " + strings.Join(append(cells, target), " | ") + " |\n")
+	}
+	row("50-turn read loop, median", "read50", gapOf, "")
+	row("50-turn read loop, net of fsync", "read50", rp.netOfFsync("read50", gapOf), "")
+	row("500-turn loop, turns 1–50", "loop500", func(r *run) float64 { return sliceGap(r, 1, 50) }, "")
+	row("500-turn loop, turns 451–500", "loop500", func(r *run) float64 { return sliceGap(r, 451, 500) }, "")
+	row("500-turn loop, turns 451–500, net of fsync", "loop500", rp.netOfFsync("loop500", func(r *run) float64 { return sliceGap(r, 451, 500) }), "")
+	ns, dur := perRun(rp.res["loop500"]["rein-nosession"], growthOf), perRun(rp.res["loop500"]["rein"], growthOf)
+	row("500-turn loop, growth 1–50 → 451–500", "loop500", growthOf,
+		fmt.Sprintf("≤ 0.3 without a session: %s; ≤ 0.5 with: %s", verdict(ns, 0.3), verdict(dur, 0.5)))
+	d := rp.paired("read50", "rein", "floor-k4", gapOf)
+	fmt.Fprintf(b, "| 50-turn read loop: rein − floor K = 4, paired | | | | %s | ≤ 0.3: %s |\n", cell(d, 2), verdict(d, 0.3))
+	n := rp.paired("read50", "rein-nosession", "floor-k0", gapOf)
+	fmt.Fprintf(b, "| 50-turn read loop: rein --no-session − floor K = 0, paired | | | %s | | |\n", cell(n, 2))
+}
+
+func verdict(v []float64, limit float64) string {
+	if len(v) == 0 {
+		return "n/a"
+	}
+	if median(v) <= limit {
+		return "**met**"
+	}
+	return "**missed**"
+}
+
+func (rp *report) writeFsync(b *strings.Builder) {
+	if len(rp.fsync) == 0 {
+		return
+	}
+	names := make([]string, 0, len(rp.fsync))
+	for k := range rp.fsync {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	any := rp.fsync[names[0]]
+	fmt.Fprintf(b, "\nfsync latency of the benchmark's file system, probed %d times (at the start and before every\n"+
+		"repetition; %d appends of %d bytes, each fsynced, per probe):\n\n", len(names), any.N, any.Bytes)
+	b.WriteString("| probe | median (ms) | mean | 90th percentile | max |\n|---|---|---|---|---|\n")
+	for _, k := range names {
+		p := rp.fsync[k]
+		fmt.Fprintf(b, "| %s | %.2f | %.2f | %.2f | %.2f |\n", k, p.MedianMS, p.MeanMS, p.P90MS, p.MaxMS)
+	}
+}
+
+// writeDelivery adds bench/runbytes's figures (delivery.json) when the run has them.
+func (rp *report) writeDelivery(b *strings.Builder) error {
+	data, err := os.ReadFile(filepath.Join(rp.dir, "delivery.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var f runbytes.Figures
+	if err := json.Unmarshal(data, &f); err != nil {
+		return fmt.Errorf("delivery.json: %w", err)
+	}
+	b.WriteString("\n## A delivery run's request bytes\n\n" +
+		"`bench/runbytes` takes the requirement of `rein demo delivery` through a whole delivery run\n" +
+		"(every stage to Delivery Ready, real git and go test), its three roles on openai-compat models\n" +
+		"served by the mock, which answers from the demo's scenarios, and keeps every request body. Bytes\n" +
+		"as sent. *Fixed* is the system message and the tool schemas; *first user message* is the\n" +
+		"stage's request prefix and its rendered pack (JSON-escaped); the rest of a first request is\n" +
+		"framing and parameters. *One session* is what a single session carrying the same history\n" +
+		"would send: every request carrying, in addition, the final transcripts of all earlier sessions.\n" +
+		"Method: [NOTES.md](NOTES.md#a-delivery-runs-request-bytes).\n\n")
+	b.WriteString("| session | model | requests | first request (B) | of it fixed | of it first user message | all requests (B) | as one session (B) |\n|---|---|---|---|---|---|---|---|\n")
+	for _, s := range f.Sessions {
+		fmt.Fprintf(b, "| %s | %s | %d | %d | %d | %d | %d | %d |\n", s.Stage, s.Model, s.Requests, s.FirstBytes,
+			s.FixedBytes, s.PackBytes, s.TotalBytes, s.OneSessionBytes)
+	}
+	fmt.Fprintf(b, "\nThe whole run: %d sessions, %d requests, %s bytes; one session carrying the same history\n"+
+		"would send %s bytes: the run sends **%.2f×** that (%.0f %% less).\n", len(f.Sessions), f.Requests,
+		thousands(f.TotalBytes), thousands(f.OneSessionBytes), f.Ratio, 100*(1-f.Ratio))
+	return nil
+}
+
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
