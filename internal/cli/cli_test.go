@@ -2,8 +2,10 @@ package cli_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -22,7 +24,16 @@ func TestMain(m *testing.M) {
 // TestScripts runs the CLI scripts in testdata/script: each is a txtar archive of files and
 // rein invocations with their expected output and exit status.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{Dir: filepath.Join("testdata", "script"), Setup: scriptSetup})
+	testscript.Run(t, testscript.Params{Dir: filepath.Join("testdata", "script"), Setup: scriptSetup, Condition: scriptCondition})
+}
+
+// scriptCondition adds [env:NAME] to the scripts' conditions: true when the test process's
+// environment sets NAME to a non-empty value (what opts a script into a slow part).
+func scriptCondition(cond string) (bool, error) {
+	if name, ok := strings.CutPrefix(cond, "env:"); ok {
+		return os.Getenv(name) != "", nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
 }
 
 // scriptSetup gives every CLI script its own $REIN_HOME, no API keys, and the Go caches.

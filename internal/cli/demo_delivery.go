@@ -36,9 +36,9 @@ var (
 const demoRequirement = "# Add and Sub\n\nPackage calc needs Add(a, b int) int and, after it, Sub(a, b int) int, each with a test.\n"
 
 func newDemoDeliveryCmd(e *env) *cobra.Command {
-	var keep, yes bool
+	var keep, yes, sandboxed bool
 	c := &cobra.Command{
-		Use:   "delivery [--yes] [--keep]",
+		Use:   "delivery [--yes] [--keep] [--sandbox]",
 		Short: "Run an offline delivery run on the script model through Delivery Ready in a throwaway git repo",
 		Long: `demo delivery creates a throwaway git repository holding a small Go module and an approved
 profile whose three roles are script models (the review model differs from the writer's), and
@@ -50,18 +50,22 @@ attempt), Manual Integration, Reconciliation, Final Checklist, Full Run
 Verification, Run Acceptance and Delivery Ready. Verification is real go test. The gates are
 approved only with --yes; without it the demo stops at the Spec Gate (exit 4). It prints the
 run status, the artifacts with digests, the metrics, the branch diff and the audit, and exits
-0 only if go test passes on the delivery branch. It needs git and go on PATH, and no network.`,
+0 only if go test passes on the delivery branch. It needs git and go on PATH, and no network.
+With --sandbox the run's approved commands (the writer's run_command, Ticket and Full Run
+Verification: go test) run in the OS sandbox, as with rein run next --sandbox; without
+bubblewrap the demo fails before it starts (exit 2).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runDemoDelivery(e, yes, keep)
+			return runDemoDelivery(e, yes, keep, sandboxed)
 		},
 	}
 	c.Flags().BoolVar(&yes, "yes", false, "approve every gate (Spec, Ticket Plan, Run Acceptance) as the demo reaches it")
 	c.Flags().BoolVar(&keep, "keep", false, "keep the throwaway repository and rein home and print their paths")
+	c.Flags().BoolVar(&sandboxed, "sandbox", false, "run the delivery run's approved commands (run_command, Ticket and Full Run Verification) in a bubblewrap sandbox, as `rein run next --sandbox` does (fails if bwrap is missing)")
 	return c
 }
 
-func runDemoDelivery(e *env, yes, keep bool) error {
+func runDemoDelivery(e *env, yes, keep, sandboxed bool) error {
 	if _, err := (gitx.Runner{}).Run(e.ctx, "version"); errors.Is(err, gitx.ErrNoGit) {
 		return fmt.Errorf("%w: rein demo delivery needs git on PATH: %w", ErrUsage, err)
 	}
@@ -72,17 +76,24 @@ func runDemoDelivery(e *env, yes, keep bool) error {
 	if err != nil {
 		return err
 	}
+	repo, home := filepath.Join(base, "repo"), filepath.Join(base, "home")
+	env, err := runEnv(e)
+	if err != nil {
+		os.RemoveAll(base)
+		return err
+	}
+	env.Home = home // never the user's $REIN_HOME
+	// Before anything is made: without bubblewrap --sandbox fails as `rein run next --sandbox` does.
+	if err := sandboxCommands(&env, sandboxed); err != nil {
+		os.RemoveAll(base)
+		return err
+	}
 	if keep {
 		defer fmt.Fprintf(e.stdout, "\nkept: the repository %s and the rein home %s\n", filepath.Join(base, "repo"), filepath.Join(base, "home"))
 	} else {
 		defer os.RemoveAll(base)
 	}
-	repo, home := filepath.Join(base, "repo"), filepath.Join(base, "home")
-	env, err := runEnv(e)
-	if err != nil {
-		return err
-	}
-	env.Home, env.Agents = home, stageAgents(e, home, nil) // never the user's $REIN_HOME
+	env.Agents = stageAgents(e, home, nil)
 	if err := setupDeliveryRepo(e.ctx, repo, env.Harness.Version); err != nil {
 		return fmt.Errorf("setting up the demo repository: %w", err)
 	}
@@ -92,6 +103,9 @@ func runDemoDelivery(e *env, yes, keep bool) error {
 	}
 	out := e.stdout
 	fmt.Fprintf(out, "rein demo delivery: a throwaway repository at %s\nrequirement: %s\n", repo, firstLine(demoRequirement))
+	if env.Sandbox != nil {
+		fmt.Fprintf(out, "approved commands run in the OS sandbox (bubblewrap)\n")
+	}
 	id, err := delivery.Start(env, delivery.StartOptions{Project: repo, Requirement: req})
 	if err != nil {
 		return err

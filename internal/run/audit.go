@@ -31,6 +31,7 @@ const (
 	AuditModelsDistinct   = "models_distinct"
 	AuditReviewReadOnly   = "review_read_only"
 	AuditReviewIsolated   = "review_isolated"
+	AuditTicketStarts     = "ticket_starts"
 	AuditCandidatesFrozen = "candidates_frozen"
 	AuditApprovalsBound   = "approvals_bound"
 	AuditSameLock         = "same_lock"
@@ -106,9 +107,13 @@ type auditor struct {
 // alone — never from what a model said — the facts of a delivery run (README, "rein run
 // audit"), in order: every attempt's session is fresh; review models differ from the
 // ticket's writer models; review sessions were offered only read tools and called no other;
-// no review session holds a line of a writer session's prose; every accepted candidate's
+// no review session holds a line of a writer session's prose; every accepted ticket's
+// recorded start is the one its dependencies' accepted candidates give, and its candidate
+// descends from that start with its diff taken against it; every accepted candidate's
 // digest matches its frozen commit; every approval is bound to the digest of the artifact it
-// approved; the run continued under the lock it started with. It writes nothing. A violation
+// approved; the run continued under the lock it started with. It writes nothing but, for a
+// ticket with several dependencies, the objects of the start merge it computes again, which
+// git already holds for a run whose records are intact (worktree.Repo.Start). A violation
 // returns the report and an *AuditError naming the first.
 func Audit(ctx context.Context, env Env, id string) (*AuditReport, error) {
 	r, l, err := openRunMode(env.Home, id, true)
@@ -141,6 +146,7 @@ func Audit(ctx context.Context, env Env, id string) (*AuditReport, error) {
 	a.check(AuditModelsDistinct, a.modelsDistinct)
 	a.check(AuditReviewReadOnly, a.reviewReadOnly)
 	a.check(AuditReviewIsolated, a.reviewIsolated)
+	a.check(AuditTicketStarts, func(v func(string, string)) int { return a.ticketStarts(ctx, v) })
 	a.check(AuditCandidatesFrozen, func(v func(string, string)) int { return a.candidatesFrozen(ctx, v) })
 	a.check(AuditApprovalsBound, a.approvalsBound)
 	a.check(AuditSameLock, a.sameLock)

@@ -137,8 +137,8 @@ func newDeliveryRunPlan(t *testing.T, files map[string]map[string]string, scenar
 }
 
 // accept is a TEST FIXTURE standing in for the ticket loop (execution, review, verification,
-// acceptance): it makes the ticket's worktree from its start (the run's base, or the accepted
-// candidate it depends on) with the real worktree package, writes files, freezes and seals the candidate, writes candidate, review and
+// acceptance): it records the ticket's start (ticket.start: the run's base, or the accepted
+// candidate it depends on) and makes the ticket's worktree from it with the real worktree package, writes files, freezes and seals the candidate, writes candidate, review and
 // verification artifacts, and appends the ticket.accepted record through the run ledger API
 // the engine uses.
 func (d *deliveryRun) accept(t *testing.T, ticket string, files map[string]string, verified bool) {
@@ -154,6 +154,11 @@ func (d *deliveryRun) accept(t *testing.T, ticket string, files map[string]strin
 	if err != nil {
 		t.Fatal(err)
 	}
+	ts := TicketStart{Ticket: ticket, Base: d.base, DependsOn: []StartDep{}, Start: start}
+	for _, dep := range spec.Deps {
+		ts.DependsOn = append(ts.DependsOn, StartDep{Ticket: dep.Ticket, Commit: dep.Commit})
+	}
+	d.appendRecord(t, KindTicketStart, ts)
 	w, err := d.repo.CreateAt(ctx, filepath.Join(d.env.Home, "worktrees", d.id, fmt.Sprintf("%s-%d", ticket, n)), d.branch, d.base, start)
 	if err != nil {
 		t.Fatal(err)

@@ -66,7 +66,7 @@ func TestDeliveryThroughRunGate(t *testing.T) {
 	if _, err := d.next(t); !errors.Is(err, ErrFinished) || !strings.Contains(err.Error(), d.branchHead(t)) {
 		t.Errorf("next after Delivery Ready: %v", err)
 	}
-	if a, err := Audit(context.Background(), d.env, d.id); err != nil || !a.Passed || len(a.Checks) != 7 {
+	if a, err := Audit(context.Background(), d.env, d.id); err != nil || !a.Passed || len(a.Checks) != 8 {
 		t.Fatalf("audit = %+v, %v", a, err)
 	}
 }

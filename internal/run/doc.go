@@ -58,7 +58,7 @@
 // without .rein/ (agentspec.ReadScope.Deny); Specification and Ticket Planning get only the
 // read tool (agentspec.Spec.Standard), confined to their pack's files (ReadScope.Only). Stage
 // agents get the tools' brief descriptions, so a request's fixed overhead (system prompt and
-// tool schemas) stays within 4 KB. Test seams come through [Env] too (Crash, SessionFS). [ResearchSystem] and
+// tool schemas) stays within 4 KB. Test seams come through [Env] too (Crash, SessionFS, RunFS). [ResearchSystem] and
 // one request ([ResearchRequest]) starting with [RequestPrefix]; contextpack.CutAtPrefix cuts
 // every model request there (and fails closed without it). Every stage request carries the
 // evidence gaps and ends with the stage's rules and the boundary rules (input boundary, no
@@ -314,7 +314,11 @@
 // Run Acceptance is the run gate ([GateRun]): [ApproveGate] binds the summary's digest and
 // checks the branch reconciles again; it records Delivery Ready ([KindDeliveryReady]: branch,
 // head, summary) and the run is completed. The run gate cannot be rejected. rein never
-// pushes, merges elsewhere or deploys.
+// pushes, merges elsewhere or deploys. A gate approval is its gate.decision record followed
+// by the gate stage's stage.completed: a crash between the two leaves the approval recorded
+// ([Run].Uncompleted holds the gate stage; status says interrupted, a second approval is
+// refused) and [Next] or [Resume] completes it without asking again; an approval whose record
+// never reached the ledger is absent and the gate still waits.
 //
 // # Audit
 //
@@ -323,6 +327,9 @@
 // no forked entry, one user message: the request with its prefix), models distinct per ticket,
 // review sessions offered and calling only read tools (stage.attempt records of the
 // ticket-review stage name their ticket and tools), no writer prose in a review session,
+// ticket starts (each accepted ticket's start computed again from the snapshot's base, the
+// plan's dependsOn and the accepted candidates, equal to its ticket.start record and its
+// candidate's base, its frozen commit descending from it with its diff against it),
 // candidates frozen (digest of commit, recomputed diff and artifact), approvals bound to the
 // digest their artifact has now, and the same lock. A violation is an *[AuditError]
 // (errors.Is [ErrAuditFailed]) naming the first.

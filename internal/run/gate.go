@@ -53,7 +53,7 @@ func openGate(env Env, id, gate string, reject bool) (*Run, *ledger.Ledger, arti
 	if !ok {
 		return nil, nil, ref, fmt.Errorf("%w: gate %q: the gates are spec, ticket-plan and run", ErrUsage, gate)
 	}
-	r, l, err := openRun(env.Home, id)
+	r, l, err := env.openRun(id)
 	if err != nil {
 		return nil, nil, ref, err
 	}
@@ -113,6 +113,11 @@ func ApproveGate(env Env, id, gate string, digest artifact.Digest, by string) (a
 	}
 	defer l.Close()
 	g := gates[gate]
+	if n, ok := r.Uncompleted[g.stage]; ok {
+		d := r.Gates[gate][n-1]
+		return art, fmt.Errorf("%w: run %s's approval of the %s (%s, by %s) is already recorded, but a crash interrupted the run before it moved on; run `rein run resume %s` to complete it (it is never recorded twice)",
+			ErrNotRunnable, id, g.what, d.Digest, d.By, id)
+	}
 	if digest != art.Digest {
 		return art, fmt.Errorf("%w: --digest %s is not the current %s's digest %s (%s); review that artifact and approve its digest", ErrGateDigest, digest, g.what, art.Digest, art.Path)
 	}
@@ -125,11 +130,25 @@ func ApproveGate(env Env, id, gate string, digest artifact.Digest, by string) (a
 	if _, err := l.Append(ledger.Entry{Kind: KindGateDecision, Body: d}); err != nil {
 		return art, err
 	}
-	_, err = l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: g.stage, Attempt: len(r.Gates[gate]) + 1, Outcome: GateApproved}})
-	if err == nil && gate == GateRun {
-		err = r.recordReady(env, l, art)
+	// From here the approval is recorded: a crash before the stage.completed record leaves it
+	// to resume (settleApproval), which completes it without asking again.
+	env.crash("approval")
+	return art, r.completeApproval(env, l, gate, len(r.Gates[gate])+1, art)
+}
+
+// completeApproval records the stage.completed of gate's approval n (and, for the run gate,
+// Delivery Ready).
+func (r *Run) completeApproval(env Env, l *ledger.Ledger, gate string, n int, art artifact.Reference) error {
+	g := gates[gate]
+	if _, err := l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: g.stage, Attempt: n, Outcome: GateApproved}}); err != nil {
+		return err
 	}
-	return art, err
+	r.Stage = DeliveryWorkflow().Next(g.stage)
+	delete(r.Uncompleted, g.stage)
+	if gate == GateRun {
+		return r.recordReady(env, l, art)
+	}
+	return nil
 }
 
 // RejectGate records reason as an input artifact and sends the gate's stage back. It also

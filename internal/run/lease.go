@@ -65,7 +65,7 @@ func withLease(env Env, id, command string, f func() error) error {
 	}
 	defer release()
 	if old != nil {
-		if err := recordTakeover(env.Home, id, *old); err != nil {
+		if err := recordTakeover(env, id, *old); err != nil {
 			return err
 		}
 	}
@@ -73,8 +73,8 @@ func withLease(env Env, id, command string, f func() error) error {
 }
 
 // recordTakeover records the stale lease that was taken over.
-func recordTakeover(home, id string, old Lease) error {
-	_, l, err := openRun(home, id)
+func recordTakeover(env Env, id string, old Lease) error {
+	_, l, err := env.openRun(id)
 	if err != nil {
 		return err
 	}

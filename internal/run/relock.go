@@ -183,7 +183,7 @@ func Relock(env Env, id, input, approver string) (RelockResult, error) {
 	if err != nil {
 		return res, err
 	}
-	r, l, err = openRun(env.Home, id)
+	r, l, err = env.openRun(id)
 	if err != nil {
 		return res, err
 	}

@@ -30,9 +30,16 @@ type Settlement struct {
 	Stage   string `json:"stage"`
 	Attempt int    `json:"attempt"`
 	// Outcome: accepted (the contract was accepted: the attempt completes with its artifact),
-	// failed (provably not accepted: a new attempt follows) or unknown_outcome (blocked).
+	// approved (a gate's approval was recorded: the gate stage completes with it), failed
+	// (provably not accepted: a new attempt follows) or unknown_outcome (blocked).
 	Outcome string `json:"outcome"`
 	Detail  string `json:"detail"`
+}
+
+// completed reports whether the settlement completed its stage (an accepted attempt, a
+// recorded approval): that stage is the one that ran.
+func (s *Settlement) completed() bool {
+	return s != nil && (s.Outcome == "accepted" || s.Outcome == GateApproved)
 }
 
 // ResumeResult is what [Resume] did.
@@ -88,7 +95,7 @@ func resume(ctx context.Context, env Env, id string) (ResumeResult, error) {
 	if err != nil {
 		return res, err
 	}
-	if s != nil && s.Outcome == "accepted" {
+	if s.completed() {
 		res.Stage = s.Stage
 		return res, nil
 	}
@@ -121,10 +128,14 @@ func (r *Run) modelStageFor(stage string) (modelStage, bool) {
 	return modelStage{}, false
 }
 
-// settleInterrupted settles the current model stage's interrupted attempt, if any: an accepted
+// settleInterrupted settles a gate approval recorded without its stage.completed
+// (settleApproval), or the current model stage's interrupted attempt, if any: an accepted
 // attempt without its stage.completed record is completed; a started attempt without its
 // stage.attempt record is settled by evidence. It returns nil when nothing was interrupted.
 func (r *Run) settleInterrupted(env Env, l *ledger.Ledger) (*Settlement, error) {
+	if s, err := r.settleApproval(env, l); s != nil || err != nil {
+		return s, err
+	}
 	ms, ok := r.modelStageFor(r.Stage)
 	if !ok {
 		return nil, nil

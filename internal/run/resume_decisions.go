@@ -205,3 +205,23 @@ func (r *Run) settleRejection(env Env, l *ledger.Ledger, gate string) (*Settleme
 	s.Outcome, s.Detail = GateRejected, "the rejection artifact was written without its gate.decision record; the record was added"
 	return s, nil
 }
+
+// settleApproval completes a gate approval that a crash left recorded without its
+// stage.completed record (ApproveGate's crash point "approval"): the gate stage completes
+// with that approval — and the run gate's with Delivery Ready — and nobody is asked again, so
+// an approval reported as recorded is never lost and never recorded twice. An approval whose
+// record never reached the ledger is absent: the gate still waits for it.
+func (r *Run) settleApproval(env Env, l *ledger.Ledger) (*Settlement, error) {
+	for _, gate := range []string{GateSpec, GateTicketPlan, GateRun} {
+		g := gates[gate]
+		n, ok := r.Uncompleted[g.stage]
+		if !ok || r.Stage != g.stage {
+			continue
+		}
+		d := r.Gates[gate][n-1]
+		s := &Settlement{Stage: g.stage, Attempt: n, Outcome: GateApproved,
+			Detail: fmt.Sprintf("the approval of %s by %s was recorded without its stage.completed record; the record was added", d.Digest, d.By)}
+		return s, r.completeApproval(env, l, gate, n, d.Artifact)
+	}
+	return nil, nil
+}

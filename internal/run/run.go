@@ -64,9 +64,11 @@ type Env struct {
 	// global settings' "sandbox") sets it (system.CommandSandboxes).
 	Sandbox func(workspace string) (*sandbox.Sandbox, error)
 	// Test seams: Crash is called at named points of the run's steps (see crash); SessionFS is
-	// the stage sessions' ledger filesystem (nil: the OS).
+	// the stage sessions' ledger filesystem, RunFS the run ledger's for the commands that write
+	// it (next, resume, the gate decisions, abort, relock; nil: the OS).
 	Crash     func(point string)
 	SessionFS ledger.FS
+	RunFS     ledger.FS
 }
 
 // Agents builds agents for roles; run declares what it needs and imports no tool, provider
@@ -77,7 +79,8 @@ type Agents interface {
 
 // crash calls the Crash seam at a named point: preflight-lock, preflight-started, session
 // (before a stage session is created), artifact (after an accepted artifact is written),
-// attempt (after the stage.attempt record), clarification, rejection.
+// attempt (after the stage.attempt record), clarification, rejection, approval (after a gate
+// approval's gate.decision record, before its stage.completed).
 func (e Env) crash(point string) {
 	if e.Crash != nil {
 		e.Crash(point)

@@ -178,7 +178,7 @@ func ParseAnswers(data []byte) (map[string]string, error) {
 // unknown or a required gap; every required unknown and gap needs an answer.
 func Clarify(env Env, id string, answers map[string]string) (artifact.Reference, error) {
 	var ref artifact.Reference
-	r, l, err := openRun(env.Home, id)
+	r, l, err := env.openRun(id)
 	if err != nil {
 		return ref, err
 	}

@@ -119,7 +119,7 @@ func Next(ctx context.Context, env Env, id string) (stage string, err error) {
 
 // next is [Next] under the run's lease.
 func next(ctx context.Context, env Env, id string) (string, error) {
-	r, l, err := openRun(env.Home, id)
+	r, l, err := env.openRun(id)
 	if err != nil {
 		return "", err
 	}
@@ -143,7 +143,7 @@ func next(ctx context.Context, env Env, id string) (string, error) {
 	// new attempt never runs on top of its leftovers.
 	if s, err := r.settleInterrupted(env, l); err != nil {
 		return r.Stage, err
-	} else if s != nil && s.Outcome == "accepted" {
+	} else if s.completed() {
 		return s.Stage, nil
 	}
 	switch r.Stage {

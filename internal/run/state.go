@@ -43,7 +43,8 @@ type Run struct {
 	// Gates holds each gate's decisions, in order.
 	Gates map[string][]GateDecision
 	// Unsettled is, per stage, the attempt started without its stage.attempt record (a
-	// crash interrupted it); Uncompleted, the accepted attempt without its stage.completed.
+	// crash interrupted it); Uncompleted, the accepted attempt (for a gate stage: the number
+	// of its recorded approval) without its stage.completed.
 	Unsettled, Uncompleted map[string]int
 	// Relock holds the relocks recorded (see relock.go).
 	Relock relockState
@@ -127,11 +128,21 @@ func checkRunHeader(id, dir string, h ledger.Header) error {
 
 // openRun opens a run's ledger for writing and rebuilds its state. A ledger that does not
 // verify, or whose header names another run, fails naming the run and the corruption.
-func openRun(home, id string) (*Run, *ledger.Ledger, error) { return openRunMode(home, id, false) }
+func openRun(home, id string) (*Run, *ledger.Ledger, error) { return openRunFS(home, id, false, nil) }
+
+// openRun opens run id for writing, its ledger on e.RunFS (the test seam; nil: the OS).
+func (e Env) openRun(id string) (*Run, *ledger.Ledger, error) {
+	return openRunFS(e.Home, id, false, e.RunFS)
+}
 
 // openRunMode is openRun; readOnly opens the ledger without its lock and refuses writes (a
 // torn tail is left as it is): what status reads through.
 func openRunMode(home, id string, readOnly bool) (*Run, *ledger.Ledger, error) {
+	return openRunFS(home, id, readOnly, nil)
+}
+
+// openRunFS is openRunMode with the run ledger on fsys (nil: the OS).
+func openRunFS(home, id string, readOnly bool, fsys ledger.FS) (*Run, *ledger.Ledger, error) {
 	if !ledger.ValidID(id) {
 		return nil, nil, fmt.Errorf("%w: %q", ErrNoRun, id)
 	}
@@ -143,7 +154,7 @@ func openRunMode(home, id string, readOnly bool) (*Run, *ledger.Ledger, error) {
 	if readOnly {
 		open = ledger.OpenReadOnly
 	}
-	l, _, err := open(dir, ledger.Options{})
+	l, _, err := open(dir, ledger.Options{FS: fsys})
 	if err != nil {
 		return nil, nil, runLedgerError(id, dir, err)
 	}
@@ -240,6 +251,11 @@ func (r *Run) apply(rec ledger.Record) error {
 			return err
 		}
 		r.Gates[g.Gate] = append(r.Gates[g.Gate], g)
+		if st := gates[g.Gate].stage; g.Decision == GateApproved && st != "" && r.Stage == st {
+			// An approval is followed by its gate stage's stage.completed, which clears this; a
+			// crash between the two leaves it for resume (settleApproval).
+			r.Uncompleted[st] = len(r.Gates[g.Gate])
+		}
 		if g.Decision == GateRejected {
 			back := gateStage(g.Gate)
 			r.Stage = back
@@ -380,7 +396,7 @@ func withAbort(b Blocker, id string) Blocker {
 
 // Abort records that the run was aborted.
 func Abort(env Env, id, reason string) error {
-	r, l, err := openRun(env.Home, id)
+	r, l, err := env.openRun(id)
 	if err != nil {
 		return err
 	}

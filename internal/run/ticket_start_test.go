@@ -84,6 +84,15 @@ func TestTicketStartsFromTwoDependencies(t *testing.T) {
 	if on, err := git(rep.Project, "merge-base", "--is-ancestor", t3.Base, rep.Delivery.Head); err != nil {
 		t.Fatalf("t3's start is not on the branch: %q %v", on, err)
 	}
+	// The audit computes the three starts again (t3's merge included) from the ledger alone.
+	// (This fixture's script models all answer as script/script, which models_distinct flags.)
+	a, err := Audit(context.Background(), env, id)
+	if a == nil {
+		t.Fatalf("audit: %v", err)
+	}
+	if c := auditCheck(t, a, AuditTicketStarts); !c.Passed || c.Checked != 3 {
+		t.Fatalf("%s = %+v: %+v", AuditTicketStarts, c, a.Violations)
+	}
 }
 
 // TestTicketDependencyConflictBlocks: t1 and t2 write the same file differently; t3, which
