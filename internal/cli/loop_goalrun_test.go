@@ -10,8 +10,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/reinhq/rein/internal/gitx"
 	"github.com/reinhq/rein/internal/loop"
+	delivery "github.com/reinhq/rein/internal/run"
 )
 
 const goalRunContract = `trigger: manual
@@ -29,17 +32,15 @@ human_gate:
   required_for: [push]
 `
 
-// TestLoopGoalIsADeliveryRun: a loop whose goal is the demo's delivery run (script models,
-// offline) advances the run by one stage a round through the run engine, waits for a person
+// TestLoopGoalIsADeliveryRun: a loop whose goal is a delivery run (script models, offline,
+// the fixture of goalRunRepo) advances the run by one stage a round through the run engine, waits for a person
 // whenever the run does (its gates), and completes only when the run is at Delivery Ready.
 func TestLoopGoalIsADeliveryRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a whole delivery run")
 	}
-	for _, p := range []string{"git", "go"} {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("needs %s", p)
-		}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
 	}
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
@@ -49,9 +50,7 @@ func TestLoopGoalIsADeliveryRun(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "")
 	t.Setenv("OPENAI_API_KEY", "")
 	repo := filepath.Join(dir, "repo")
-	if err := setupDeliveryRepo(context.Background(), repo, version()); err != nil {
-		t.Fatal(err)
-	}
+	goalRunRepo(t, repo)
 	req, contract := filepath.Join(dir, "requirement.md"), filepath.Join(dir, "loop.yaml")
 	for f, s := range map[string]string{req: demoRequirement, contract: goalRunContract} {
 		if err := os.WriteFile(f, []byte(s), 0o644); err != nil {
@@ -152,4 +151,110 @@ func runStatus(t *testing.T, rein func(...string) (int, string), id string) runS
 		t.Fatalf("run status --json: %s", out)
 	}
 	return s
+}
+
+// The scenarios of goalRunRepo: the demo's Research and Specification, a one-ticket plan,
+// one writer attempt and a review that accepts it.
+const (
+	goalRunWorkflow = `version: 1
+model: script-workflow
+dialogs:
+  - match: 'stage research,'
+    turns:
+      - calls:
+          - name: rein_stage_result
+            args:
+              stage: research
+              establishedEvidence:
+                - {id: e1, statement: The package calc has no Add yet., references: [requirement]}
+              remainingUnknowns: []
+              requiredEvidenceUnavailable: []
+              clarificationQuestions: []
+      - text: Research submitted.
+  - match: 'stage specification,'
+    turns:
+      - calls:
+          - name: rein_stage_result
+            args:
+              title: Add in package calc
+              sections:
+                - id: s1
+                  title: Scope
+                  body: Package calc gets Add.
+                  items:
+                    - {id: r1, kind: requirement, statement: "Add(a, b int) int returns a + b."}
+                    - {id: a1, kind: acceptance, statement: add.go is on the delivery branch.}
+              inputReferences: [requirement, research]
+      - text: Specification submitted.
+  - match: 'stage ticket-planning,'
+    turns:
+      - calls:
+          - name: rein_stage_result
+            args:
+              tickets:
+                - {id: t1, title: Add, specItemIds: [r1, a1], dependsOn: []}
+      - text: Ticket plan submitted.
+`
+	goalRunWriter = `version: 1
+model: script-writer
+dialogs:
+  - match: 'ticket t1, attempt 1\.'
+    turns:
+      - calls:
+          - name: write
+            args: {path: add.go, content: "package calc\n\n// Add returns a + b.\nfunc Add(a, b int) int { return a + b }\n"}
+      - calls:
+          - name: rein_ticket_candidate
+            args: {ticketId: t1, summary: Adds Add.}
+      - text: Candidate submitted.
+`
+	goalRunReview = `version: 1
+model: script-reviewer
+dialogs:
+  - match: 'candidate digest: (?P<digest>sha256:[0-9a-f]{64})'
+    turns:
+      - calls:
+          - name: rein_ticket_review
+            args: {candidateDigest: "${digest}", blockingFindings: [], advisoryFindings: [], conclusion: accept}
+      - text: Accepted.
+`
+)
+
+// goalRunRepo is the demo's repository (setupDeliveryRepo) made cheap to deliver: the
+// scenarios above (one ticket) and a verification that only checks the ticket's file is there
+// (test -s add.go), not go test — the demo's real go test is TestScripts/demo_delivery's. The
+// profile is approved again and everything committed on main.
+func goalRunRepo(t *testing.T, repo string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := setupDeliveryRepo(ctx, repo, version()); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]string{"workflow": goalRunWorkflow, "writer": goalRunWriter, "review": goalRunReview} {
+		if err := os.WriteFile(filepath.Join(repo, ".rein", "scenarios", name+".yaml"), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lp, err := delivery.LoadProfile(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := lp.Profile
+	p.Verification = map[string]delivery.Verification{"added": {Argv: []string{"test", "-s", "add.go"}, Required: true}}
+	data, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, filepath.FromSlash(delivery.ProfilePath)), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := delivery.Approve(repo, "rein test", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	g := gitx.Runner{Dir: repo}
+	for _, args := range [][]string{{"add", "-A"}, {"commit", "-q", "-m", "one ticket, a cheap verification"}} {
+		if _, err := g.Run(ctx, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
