@@ -35,12 +35,23 @@ func TestLoopGoalCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := 0
-	lenv.Crash = func(point string) {
+	crash := func(point string) {
 		if point == at {
 			if seen++; seen == nth {
 				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			}
 		}
+	}
+	if stage, ok := strings.CutPrefix(at, "run:"); ok {
+		// A point of the run engine's own steps (run.Env.Crash), inside the round's advance.
+		runs := &loopRuns{e: e}
+		if _, err := runs.runEnv(); err != nil {
+			t.Fatal(err)
+		}
+		runs.env.Crash = func(point string) { crash("run:" + point) }
+		lenv.Runs, at = runs, "run:"+stage
+	} else {
+		lenv.Crash = crash
 	}
 	if _, err := loop.Run(context.Background(), lenv, id); err != nil {
 		t.Fatal(err)
@@ -50,9 +61,12 @@ func TestLoopGoalCrashChild(t *testing.T) {
 // TestCrashDuringAGoalRound SIGKILLs a real process running a loop whose goal is a delivery
 // run, in round 1 (the run's research stage) and round 2 (its specification, after which the
 // run waits at the Spec Gate): before the round's start record, before the run is advanced,
-// after the run's stage advanced but before the loop verified or recorded the round's end,
-// and after the end. Resuming as a person would (rein loop run): the run's own ledger started
-// exactly the stages the uncrashed loop's did (no stage advanced twice for one round), the
+// inside the run's stage (before its session, after its artifact: the run engine's own crash
+// points), after the run's stage advanced but before the loop verified or recorded the
+// round's end, and after the end. Resuming as a person would (rein loop run): the run's own
+// ledger started and completed exactly the stages the uncrashed loop's did (no stage advanced
+// twice for one round; a stage the crash cut short is started again once, by the run's own
+// recovery, recorded in its ledger), the
 // loop waits exactly when the run does and names its gate, what the crash left is a prefix of
 // the loop ledger after, no round starts twice; and driven on, the loop completes exactly
 // when the run is at Delivery Ready.
@@ -66,7 +80,7 @@ func TestCrashDuringAGoalRound(t *testing.T) {
 	if code, out := ref.rein("loop", "run", ref.id); code != 4 {
 		t.Fatalf("the uncrashed loop's first run: exit %d\n%s", code, out)
 	}
-	want := stagesStarted(t, ref.home, ref.run)
+	want, wantDone, _ := runStages(t, ref.home, ref.run)
 	refRep, err := loop.Status(loop.Env{Home: ref.home}, ref.id)
 	if err != nil {
 		t.Fatal(err)
@@ -80,9 +94,9 @@ func TestCrashDuringAGoalRound(t *testing.T) {
 		drive bool // drive the resumed loop to completion
 	}
 	points := []point{{"session", 1, false}, {"verify", 1, false}, {"round-start", 2, false}, {"session", 2, false},
-		{"verify", 2, true}, {"verified", 2, false}, {"ended", 2, false}}
+		{"verify", 2, true}, {"verified", 2, false}, {"ended", 2, false}, {"run:session", 2, false}, {"run:artifact", 2, false}}
 	for _, p := range points {
-		t.Run(fmt.Sprintf("round%d/%s", p.round, p.at), func(t *testing.T) {
+		t.Run(fmt.Sprintf("round%d/%s", p.round, strings.ReplaceAll(p.at, ":", "_")), func(t *testing.T) {
 			g := newGoalLoop(t)
 			g.start(t)
 			cmd := exec.Command(os.Args[0], "-test.run=^TestLoopGoalCrashChild$", "-test.count=1")
@@ -106,14 +120,19 @@ func TestCrashDuringAGoalRound(t *testing.T) {
 			// Only a round killed before it advanced the run costs a round more: one the run
 			// advanced is closed as the run's state says (waiting at the gate), not again.
 			extra := 0
-			if p.at == "session" {
+			if p.at == "session" || strings.HasPrefix(p.at, "run:") {
 				extra = 1
 			}
 			if rep.Rounds != refRep.Rounds+extra {
 				t.Fatalf("resumed loop took %d rounds, the uncrashed one %d (+%d for a round killed before it advanced the run)", rep.Rounds, refRep.Rounds, extra)
 			}
-			if got := stagesStarted(t, g.home, g.run); !slices.Equal(got, want) {
-				t.Fatalf("the run started stages %v, the uncrashed loop's run %v: a stage was advanced twice", got, want)
+			got, done, restarts := runStages(t, g.home, g.run)
+			if !slices.Equal(got, want) || !slices.Equal(done, wantDone) {
+				t.Fatalf("the run started stages %v and completed %v, the uncrashed loop's run %v and %v: a stage was advanced twice", got, done, want, wantDone)
+			}
+			// Only a crash inside the run's own stage leaves an attempt the run starts again.
+			if runPoint := strings.HasPrefix(p.at, "run:"); restarts > 1 || restarts == 1 && !runPoint {
+				t.Fatalf("the run started an interrupted stage again %d times (crash at %s)", restarts, p.at)
 			}
 			after := loopRecords(t, g.home, g.id)
 			for i, r := range left {
@@ -140,25 +159,34 @@ func TestCrashDuringAGoalRound(t *testing.T) {
 	}
 }
 
-// stagesStarted is the stages run id's own ledger started, in order (stage.started).
-func stagesStarted(t *testing.T, home, id string) []string {
+// runStages reads run id's own ledger: the stages it started and completed, in order, and
+// how many times it started again a stage whose attempt a crash left unfinished (its own
+// recovery; such a restart is not a second advance, and is not in started).
+func runStages(t *testing.T, home, id string) (started, completed []string, restarts int) {
 	t.Helper()
-	var out []string
+	open := ""
 	_, _, err := ledger.OpenReadOnly(filepath.Join(home, "runs", id), ledger.Options{Visit: func(r ledger.Record) error {
-		if r.Kind != "stage.started" {
+		if r.Kind != "stage.started" && r.Kind != "stage.completed" {
 			return nil
 		}
 		var b struct{ Stage string }
 		if err := json.Unmarshal(r.Body, &b); err != nil {
 			return err
 		}
-		out = append(out, b.Stage)
+		switch {
+		case r.Kind == "stage.completed":
+			completed, open = append(completed, b.Stage), ""
+		case b.Stage == open:
+			restarts++
+		default:
+			started, open = append(started, b.Stage), b.Stage
+		}
 		return nil
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
+	return started, completed, restarts
 }
 
 type loopRecord struct{ Kind, Body string }
