@@ -208,6 +208,10 @@ func TestServeRecordsADroppedFiring(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(f.ws, "answer.txt")); err == nil {
 		t.Fatal("the dropped round ran")
 	}
+	rep, err := Status(f.env, id)
+	if err != nil || rep.Firings != 2 || rep.LastFiring == nil || rep.LastFiring.Disposition != FiringDropped {
+		t.Fatalf("status %+v, %v: want two firings, the last one's fate dropped", rep, err)
+	}
 }
 
 // TestServeEvery: the schedule fires at once (no round yet), then after one period; each
