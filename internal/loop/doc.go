@@ -45,7 +45,8 @@
 // amended contract is the one in force; restoring the file lifts drift too; either returns the
 // loop to its state before the drift. Before every round the resume steps are taken and
 // recorded in order (loop.resumed: trigger, artifacts, scope, preconditions). A round a crash
-// left open is closed by rein's verification with a checkpoint ([closeInterrupted]), gate
+// left open is closed by rein's verification with a checkpoint ([closeInterrupted]; a
+// delivery-run goal's round as the run's state says, so the loop agrees with the run), gate
 // holds are recorded when held (gate.held) and approvals before their action (gate.approving),
 // so a SIGKILL anywhere neither repeats a round against one checkpoint nor an approved action.
 //
