@@ -99,7 +99,8 @@ func decided(l *ledger.Ledger, v *view, d gateDecision) error {
 }
 
 // actionArgv is the held call as the argv rein runs: a bash line through bash -c (the line
-// the model wrote, exactly), an approved command by its id.
+// the model wrote, exactly). The gate holds nothing else a round can call; any other call is
+// refused, never guessed at.
 func actionArgv(g GateRequest) ([]string, error) {
 	var a struct {
 		Command string `json:"command"`
@@ -112,5 +113,5 @@ func actionArgv(g GateRequest) ([]string, error) {
 	case g.Tool == policy.ToolBash && a.Command != "":
 		return []string{"bash", "-c", a.Command}, nil
 	}
-	return nil, fmt.Errorf("%w: human gate %s holds a %s call, which approve cannot run yet; reject it with its reason", ErrUnsupported, g.ID, g.Tool)
+	return nil, fmt.Errorf("%w: human gate %s holds a %s call, and approve runs only a held bash line; reject it with its reason", ErrUnsupported, g.ID, g.Tool)
 }

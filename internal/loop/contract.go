@@ -90,7 +90,7 @@ type FailureRule struct {
 }
 
 // Action classes a human gate may name; anything else in required_for is a custom command
-// name (the program a bash line runs, or an approved command id).
+// name (the program a bash line runs).
 var ActionClasses = []string{ClassPush, ClassRelease, ClassDelete, ClassProductionWrite, ClassOutgoingMessage, ClassPrivilegeChange}
 
 // Action classes.

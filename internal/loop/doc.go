@@ -45,7 +45,8 @@
 // amended contract is the one in force; restoring the file lifts drift too; either returns the
 // loop to its state before the drift. Before every round the resume steps are taken and
 // recorded in order (loop.resumed: trigger, artifacts, scope, preconditions). A round a crash
-// left open is closed by rein's verification with a checkpoint ([closeInterrupted]), gate
+// left open is closed by rein's verification with a checkpoint ([closeInterrupted]; a
+// delivery-run goal's round as the run's state says, so the loop agrees with the run), gate
 // holds are recorded when held (gate.held) and approvals before their action (gate.approving),
 // so a SIGKILL anywhere neither repeats a round against one checkpoint nor an approved action.
 //
@@ -103,7 +104,9 @@
 // human_gate.required_for compiles into "ask" rules of internal/policy (its shell analysis
 // looks into bash -c, pipelines, env, sudo, xargs and the rest): push, release, delete,
 // production_write, outgoing_message, privilege_change each a list of command patterns, a
-// custom name the program a bash line runs or an approved command id. The gate runs after
+// custom name the program a bash line runs. A round's tools are read, write, edit, bash,
+// grep, find, ls and its report (never run_command, no MCP tools), so the only calls the gate
+// holds are bash lines (TestGateHoldsOnlyBashLines). The gate runs after
 // the permission gate; a call it holds is refused before it runs (no intent recorded) and
 // recorded in round.ended's gates; the round ends waiting_for_human. [Approve] runs exactly
 // that call once (a bash line as bash -c LINE through internal/command, in the workspace),
@@ -125,6 +128,8 @@
 // loop in a state other than ready, or ctx ends. Every firing is recorded as loop.trigger
 // {kind, at, source, paths, note, disposition} before it acts: run (a round starts),
 // queued (a round runs: exactly one more follows it), coalesced (one is queued already).
+// Serve ending with a round still queued records the queued firing's fate: loop.trigger with
+// disposition dropped and its reason (the state the round it waited for ended in).
 //
 // The watcher polls (no file-notification dependency is approved for rein, and polling is
 // portable and bounded): every Poll it stamps each entry under the watched paths — size,

@@ -44,7 +44,7 @@ type GateRequest struct {
 type humanGate struct {
 	pol     *policy.Policy
 	classOf map[string]string // rule as written → class
-	custom  map[string]bool   // custom command names (also approved command ids)
+	custom  map[string]bool   // custom command names
 	round   int
 
 	mu   sync.Mutex
@@ -57,7 +57,7 @@ func newHumanGate(requiredFor []string, workspace string, round int) (*humanGate
 	var ask []string
 	for _, class := range requiredFor {
 		pats := classRules[class]
-		if pats == nil { // a custom command name: the program a bash line runs, or an approved command id
+		if pats == nil { // a custom command name: the program a bash line runs
 			pats = []string{class + " *"}
 			g.custom[class] = true
 		}
@@ -82,6 +82,8 @@ func (g *humanGate) Check(_ context.Context, call *llm.ToolCall, spec tool.Spec,
 	if d.Verdict == policy.Ask {
 		class = g.classOf[d.Rule]
 	}
+	// A round is never offered run_command (TestGateHoldsOnlyBashLines); should one be, a call
+	// of a custom id is held all the same, and approve refuses to run it (fail closed).
 	if spec.Name == policy.ToolRunCommand {
 		var a struct {
 			ID string `json:"id"`

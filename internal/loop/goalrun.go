@@ -98,21 +98,9 @@ func runGoalRound(ctx context.Context, env Env, l *ledger.Ledger, v *view) (stri
 	if err != nil {
 		return "", fmt.Errorf("delivery run %s: %w", id, err)
 	}
-	causes := rootCauses(v.Ends, n, end.Verification)
-	rule := v.Started.Contract.Failure
-	switch {
-	case st.Person != "" && !st.DeliveryReady:
-		end.State, end.Reason, end.Detail = StateWaitingForHuman, ReasonRunWaiting, runWaits(id, v.ID, st)
-	case st.State == "aborted" || runErr != nil && !allPassed(end.Verification):
-		end.State, end.Reason, end.Detail = StateBlocked, ReasonRunFailed, runFailure(id, st, runErr)
-	default:
-		end.State, end.Reason, end.Detail = decide(outcome{Verification: end.Verification, Claim: ClaimNone, Repeated: repeated(causes, rule, n), Rule: rule})
-	}
+	causes := goalEnd(v, n, st, runErr, &end)
 	cp := Checkpoint{Round: n, ContractDigest: v.Started.ContractDigest, Verification: end.Verification, RootCauses: causes,
-		CompletedScope: fmt.Sprintf("delivery run %s: %s -> %s", id, before.Stage, st.Stage)}
-	if !st.DeliveryReady {
-		cp.NextStep = "advance delivery run " + id + " from " + st.Stage
-	}
+		CompletedScope: fmt.Sprintf("delivery run %s: %s -> %s", id, before.Stage, st.Stage), NextStep: goalNext(id, st)}
 	if d, err := treeDigest(v.Started.Workspace); err == nil {
 		cp.Artifacts = map[string]string{"workspace": d}
 	}
@@ -126,6 +114,33 @@ func runGoalRound(ctx context.Context, env Env, l *ledger.Ledger, v *view) (stri
 	_, err = l.AppendAll([]ledger.Entry{{Kind: KindCheckpoint, Body: body}, {Kind: KindRoundEnd, Body: end}}, nil)
 	env.crash("ended")
 	return end.State, err
+}
+
+// goalEnd decides how goal round n ends from the run's state after it (st) and rein's
+// verification (end.Verification): a run waiting for a person makes the loop wait; an
+// aborted run, or an engine failure with failing checks, blocks it; otherwise the table
+// decides. It returns the round's root causes.
+func goalEnd(v *view, n int, st RunState, runErr error, end *roundEnd) []RootCause {
+	id := v.Started.Run
+	causes := rootCauses(v.Ends, n, end.Verification)
+	rule := v.Started.Contract.Failure
+	switch {
+	case st.Person != "" && !st.DeliveryReady:
+		end.State, end.Reason, end.Detail = StateWaitingForHuman, ReasonRunWaiting, runWaits(id, v.ID, st)
+	case st.State == "aborted" || runErr != nil && !allPassed(end.Verification):
+		end.State, end.Reason, end.Detail = StateBlocked, ReasonRunFailed, runFailure(id, st, runErr)
+	default:
+		end.State, end.Reason, end.Detail = decide(outcome{Verification: end.Verification, Claim: ClaimNone, Repeated: repeated(causes, rule, n), Rule: rule})
+	}
+	return causes
+}
+
+// goalNext is a goal round's next step: advance the run, unless it is at Delivery Ready.
+func goalNext(run string, st RunState) string {
+	if st.DeliveryReady {
+		return ""
+	}
+	return "advance delivery run " + run + " from " + st.Stage
 }
 
 // verifyGoal runs every check of the contract: the command checks as rein's approved

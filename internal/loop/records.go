@@ -164,7 +164,7 @@ type view struct {
 	WaitingFrom time.Time
 	Decisions   []gateDecision // decided since the last round
 	LastRoundAt time.Time
-	Firings     int     // loop.trigger records
+	Firings     int     // loop.trigger records, less the drops of queued ones
 	LastFiring  *Firing // the latest of them
 	// Resume and relock (resume.go, relock.go).
 	PreDrift   stateChange       // the state before contract drift was recorded
@@ -208,7 +208,10 @@ func (v *view) visit(r ledger.Record) error {
 		if err := dec(&f); err != nil {
 			return err
 		}
-		v.Firings, v.LastFiring = v.Firings+1, &f
+		if f.Disposition != FiringDropped { // a drop is the fate of a firing counted already
+			v.Firings++
+		}
+		v.LastFiring = &f
 	case KindStarted:
 		if err := dec(&v.Started); err != nil {
 			return err

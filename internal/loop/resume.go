@@ -243,7 +243,8 @@ func programFound(prog string) bool {
 // closeInterrupted ends the round a crash left open. rein runs the verification on the
 // workspace the round left and writes the round's checkpoint and end (one write): the calls
 // its gate held (gate.held) make it wait for a person; passing checks complete it; otherwise
-// it ends ready, interrupted. The next round thus starts from this checkpoint, never again
+// it ends ready, interrupted. A round of a delivery-run goal ends as the run's state says (a
+// run that waits for a person makes the loop wait), so the loop's record agrees with the run. The next round thus starts from this checkpoint, never again
 // from the one the interrupted round started from, and no held action is lost.
 func closeInterrupted(ctx context.Context, env Env, l *ledger.Ledger, v *view) error {
 	n := v.Open
@@ -253,10 +254,24 @@ func closeInterrupted(ctx context.Context, env Env, l *ledger.Ledger, v *view) e
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	causes := rootCauses(v.Ends, n, end.Verification)
-	rule := v.Started.Contract.Failure
-	end.State, end.Reason, end.Detail = decide(outcome{Gates: end.Gates, Verification: end.Verification, Claim: ClaimNone,
-		Repeated: repeated(causes, rule, n), Rule: rule})
+	cp := Checkpoint{Round: n, ContractDigest: v.Started.ContractDigest, Verification: end.Verification,
+		OpenItems: []string{fmt.Sprintf("round %d was interrupted: its report was lost; look at the workspace", n)}}
+	if goalRun(v.Started.Contract) && env.Runs != nil {
+		// The round may have advanced the run before the crash: the run's own state says how
+		// the round ends (a run waiting for a person makes the loop wait), as in runGoalRound.
+		st, err := env.Runs.State(v.Started.Run)
+		if err != nil {
+			return fmt.Errorf("delivery run %s: %w", v.Started.Run, err)
+		}
+		cp.RootCauses = goalEnd(v, n, st, nil, &end)
+		cp.CompletedScope = fmt.Sprintf("delivery run %s: at %s after the interrupted round", v.Started.Run, st.Stage)
+		cp.NextStep = goalNext(v.Started.Run, st)
+	} else {
+		rule := v.Started.Contract.Failure
+		cp.RootCauses = rootCauses(v.Ends, n, end.Verification)
+		end.State, end.Reason, end.Detail = decide(outcome{Gates: end.Gates, Verification: end.Verification, Claim: ClaimNone,
+			Repeated: repeated(cp.RootCauses, rule, n), Rule: rule})
+	}
 	const why = "the process ended before the round did; rein ran the verification on the workspace it left"
 	switch end.Reason {
 	case ReasonVerificationFailed:
@@ -264,8 +279,6 @@ func closeInterrupted(ctx context.Context, env Env, l *ledger.Ledger, v *view) e
 	default:
 		end.Detail = strings.TrimPrefix(why+"; "+end.Detail, "; ")
 	}
-	cp := Checkpoint{Round: n, ContractDigest: v.Started.ContractDigest, Verification: end.Verification, RootCauses: causes,
-		OpenItems: []string{fmt.Sprintf("round %d was interrupted: its report was lost; look at the workspace", n)}}
 	if d, err := treeDigest(ws); err == nil {
 		cp.Artifacts = map[string]string{"workspace": d}
 	}

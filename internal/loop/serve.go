@@ -142,9 +142,18 @@ func (s *server) schedule(ctx context.Context, sources <-chan error) error {
 	defer close(s.stop)
 	done := make(chan served, 1)
 	running, queued := false, false
-	finish := func(err error) error {
+	var waiting Firing // the firing that queued the next round, while queued
+	// finish ends serving; a round still queued is recorded dropped, with why.
+	finish := func(err error, why string) error {
 		if running {
 			<-done // the round sees ctx too; cut short, it stays open for the next run to close
+			why += " while the round it waited for ran"
+		}
+		if queued {
+			d := Firing{Kind: waiting.Kind, At: s.env.now(), Source: waiting.Source, Disposition: FiringDropped, Reason: why}
+			if _, aerr := s.l.Append(ledger.Entry{Kind: KindTrigger, Body: d}); aerr != nil {
+				return errors.Join(err, aerr)
+			}
 		}
 		return err
 	}
@@ -160,23 +169,23 @@ func (s *server) schedule(ctx context.Context, sources <-chan error) error {
 	for {
 		select {
 		case <-ctx.Done():
-			return finish(ctx.Err())
+			return finish(ctx.Err(), "serve was stopped")
 		case err := <-sources:
 			if err == nil {
 				err = ctx.Err()
 			}
-			return finish(err)
+			return finish(err, "serve's trigger source ended")
 		case r := <-s.fire:
 			switch {
 			case !running:
 				r.f.Disposition = FiringRun
 			case !queued:
-				r.f.Disposition, queued = FiringQueued, true
+				r.f.Disposition, queued, waiting = FiringQueued, true, r.f
 			default:
 				r.f.Disposition = FiringCoalesced
 			}
 			if _, err := s.l.Append(ledger.Entry{Kind: KindTrigger, Body: r.f}); err != nil {
-				return finish(err)
+				return finish(err, "recording a firing failed: "+err.Error())
 			}
 			r.reply <- r.f.Disposition
 			if !running {
@@ -186,8 +195,11 @@ func (s *server) schedule(ctx context.Context, sources <-chan error) error {
 			running = false
 			s.busy.Store(false)
 			s.epoch.Add(1)
-			if res.err != nil || res.state != StateReady {
-				return res.err
+			switch {
+			case res.err != nil:
+				return finish(res.err, "the round it waited for failed: "+res.err.Error())
+			case res.state != StateReady:
+				return finish(nil, s.endedWhy(res.state))
 			}
 			if queued {
 				queued = false
@@ -195,6 +207,15 @@ func (s *server) schedule(ctx context.Context, sources <-chan error) error {
 			}
 		}
 	}
+}
+
+// endedWhy says why a round queued behind one that ended in state never runs.
+func (s *server) endedWhy(state string) string {
+	why := "the round it waited for ended " + state
+	if v, err := readView(s.env.Home, s.id); err == nil && v.Reason != "" {
+		why += " (" + v.Reason + ")"
+	}
+	return why + ": serve ends, and no round runs until the loop is ready again"
 }
 
 // round runs one round of the served loop, after the checks every round has.

@@ -169,6 +169,51 @@ func TestServeQueuesOnce(t *testing.T) {
 	}
 }
 
+// TestServeRecordsADroppedFiring: a firing queued while round 1 runs waits for a round that
+// ends waiting for a person (its push is held at the gate); serve ends, and the queued firing
+// is recorded dropped with why — never left as a queued round that silently never runs.
+func TestServeRecordsADroppedFiring(t *testing.T) {
+	push := `[{name: bash, args: {command: "git push origin HEAD:refs/heads/main && echo pushed >> pushed.marker"}}]`
+	f := newFixture(t, contractYAML(map[string]string{"gate": "[push]"}),
+		round{calls: push, claim: "progress", report: "pushed"},
+		round{calls: write("answer.txt", "42"), claim: "done", report: "a second round must never run"})
+	entered, release := f.holdRound(1)
+	id := f.start()
+	ready, result, _ := f.serve(id, ServeOptions{Listen: "127.0.0.1:0"})
+	s := waitReady(t, ready, result)
+	tok := readToken(t, s.TokenFile)
+	if code, body := post(t, s.Webhook, tok, ""); code != http.StatusAccepted || !strings.Contains(body, `"run"`) {
+		t.Fatalf("first firing: %d %s", code, body)
+	}
+	<-entered
+	if code, body := post(t, s.Webhook, tok, `{"note": "ci build 8"}`); code != http.StatusAccepted || !strings.Contains(body, `"queued"`) {
+		t.Fatalf("firing while round 1 runs: %d %s", code, body)
+	}
+	close(release)
+	r := <-result
+	if r.err != nil || r.state != StateWaitingForHuman {
+		t.Fatalf("serve ended %s, %v; want waiting_for_human", r.state, r.err)
+	}
+	fs := firings(t, f.env.Home, id)
+	if got := dispositions(fs); !slices.Equal(got, []string{"webhook:run", "webhook:queued", "webhook:dropped"}) {
+		t.Fatalf("firings %v: the queued firing's fate must be recorded", got)
+	}
+	if d := fs[2]; d.Source != fs[1].Source || !strings.Contains(d.Reason, StateWaitingForHuman+" ("+ReasonHumanGate+")") || d.At.IsZero() {
+		t.Fatalf("dropped firing %+v: want the queued firing's source, its time and why (the round ended waiting_for_human, human_gate)", d)
+	}
+	ks := strings.Join(kinds(t, f.env.Home, id), " ")
+	if strings.Count(ks, KindRoundStart) != 1 || !strings.HasSuffix(ks, KindRoundEnd+" "+KindTrigger) {
+		t.Fatalf("kinds %s: want one round, and the drop recorded after its end", ks)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "answer.txt")); err == nil {
+		t.Fatal("the dropped round ran")
+	}
+	rep, err := Status(f.env, id)
+	if err != nil || rep.Firings != 2 || rep.LastFiring == nil || rep.LastFiring.Disposition != FiringDropped {
+		t.Fatalf("status %+v, %v: want two firings, the last one's fate dropped", rep, err)
+	}
+}
+
 // TestServeEvery: the schedule fires at once (no round yet), then after one period; each
 // firing is recorded with its schedule.
 func TestServeEvery(t *testing.T) {

@@ -128,7 +128,11 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "rounds: %d of %d; tokens %d; cost $%.4f\n", r.Rounds, r.Budget.Rounds, r.Used.Tokens, r.Used.CostUSD)
 	if f := r.LastFiring; f != nil {
-		fmt.Fprintf(w, "trigger: %s; %d firing(s), the last %s %s from %s (%s)\n", r.Trigger, r.Firings, f.Kind, f.At.Format(time.RFC3339), f.Source, f.Disposition)
+		d := f.Disposition
+		if f.Reason != "" {
+			d += ": " + f.Reason
+		}
+		fmt.Fprintf(w, "trigger: %s; %d firing(s), the last %s %s from %s (%s)\n", r.Trigger, r.Firings, f.Kind, f.At.Format(time.RFC3339), f.Source, d)
 	}
 	for _, s := range r.History {
 		fmt.Fprintf(w, "  round %d: %s (%s), model claimed %s\n", s.Round, s.State, s.Reason, s.Claim)

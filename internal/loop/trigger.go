@@ -34,6 +34,10 @@ const (
 	FiringQueued = "queued"
 	// FiringCoalesced: a round was running and one was already queued; this firing joins it.
 	FiringCoalesced = "coalesced"
+	// FiringDropped: recorded when serve ends with a round still queued (the round it waited
+	// for ended in a state other than ready, or serve was stopped): the queued round never
+	// runs; Reason says why. It names the queued firing's kind and source.
+	FiringDropped = "dropped"
 )
 
 // Firing is one firing of a trigger, the body of loop.trigger.
@@ -47,6 +51,7 @@ type Firing struct {
 	MorePaths   int      `json:"morePaths,omitempty"` // watch: changed paths left out of Paths
 	Note        string   `json:"note,omitempty"`      // webhook: the body's note, secrets redacted
 	Disposition string   `json:"disposition"`
+	Reason      string   `json:"reason,omitempty"` // dropped: why the queued round never runs
 }
 
 const maxFiringPaths = 20
