@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/internal/agentspec"
 	"github.com/reinhq/rein/internal/ledger"
@@ -458,5 +460,32 @@ func TestInterruptedRoundIsClosed(t *testing.T) {
 	rep := f.run(id, StateCompleted, ReasonVerificationPassed)
 	if len(rep.History) != 2 || rep.History[0].Reason != ReasonInterrupted || rep.History[1].Round != 2 {
 		t.Fatalf("history %+v: the interrupted round must be closed and the next one numbered 2", rep.History)
+	}
+}
+
+// TestGateTimeoutBlocksSafely: a gate nobody decides within human_gate.timeout ends the loop
+// blocked gate_timeout, the held action never runs, and the gate can no longer be approved.
+func TestGateTimeoutBlocksSafely(t *testing.T) {
+	del := `[{name: bash, args: {command: "rm check.sh"}}]`
+	f := newFixture(t, contractYAML(nil),
+		round{calls: del, claim: "progress", report: "cleaning"})
+	id := f.start()
+	f.run(id, StateWaitingForHuman, ReasonHumanGate)
+	// Within the hour it keeps waiting.
+	f.env.Now = func() time.Time { return time.Now().Add(59 * time.Minute) }
+	f.run(id, StateWaitingForHuman, ReasonHumanGate)
+	f.env.Now = func() time.Time { return time.Now().Add(61 * time.Minute) }
+	rep := f.run(id, StateBlocked, ReasonGateTimeout)
+	if rep.Rounds != 1 {
+		t.Errorf("rounds %d: a round ran after the timeout", rep.Rounds)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "check.sh")); err != nil {
+		t.Fatal("the held delete ran although nobody approved it")
+	}
+	if _, err := Approve(context.Background(), f.env, id, "g1-1", "ana"); !errors.Is(err, ErrNoGate) {
+		t.Fatalf("approve after the timeout: %v, want ErrNoGate", err)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "check.sh")); err != nil {
+		t.Fatal("an approval after the timeout ran the delete")
 	}
 }
