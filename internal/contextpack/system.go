@@ -37,6 +37,16 @@ type Inputs struct {
 	// GateContextFiles puts the project's context files (AGENTS.md, CLAUDE.md) behind
 	// ProjectTrusted too; the global one in Home always loads.
 	GateContextFiles bool
+	// Plugins are the installed Claude Code plugins the run enables, whose skills load after
+	// every skills directory's (see [Load]). Deciding which are enabled is the caller's
+	// business.
+	Plugins []Plugin
+}
+
+// Plugin is a Claude Code plugin whose skills load: Name is its namespace (the manifest's
+// name), Dir its directory.
+type Plugin struct {
+	Name, Dir string
 }
 
 // Section names.

@@ -29,6 +29,11 @@ import (
 //   - plugins laid out inside a skills directory (<plugin>/skills/<skill>/SKILL.md), found
 //     through the skills the run loaded, so a project's are trust-gated like its skills.
 //
+// The skills of installed plugins load too, through the skill index, named
+// "NAMESPACE:SKILL" as Claude Code names plugin skills (contextpack.Inputs.Plugins); those
+// of a plugin inside a skills directory load as that directory's skills, under their own
+// names.
+//
 // Their commands run with CLAUDE_PLUGIN_ROOT set to the plugin directory, and
 // "${CLAUDE_PLUGIN_ROOT}" in a command or its arguments replaced by it.
 const (
@@ -44,6 +49,9 @@ type Plugin struct {
 	// Name is the plugin's id: "name@marketplace" for an installed plugin, else the manifest's
 	// name or the directory's.
 	Name string `json:"name"`
+	// Namespace prefixes its skills' names ("NAMESPACE:SKILL"): the manifest's name, else the
+	// id's name part (the directory's for a plugin inside a skills directory).
+	Namespace string `json:"namespace,omitempty"`
 	// Dir is the plugin directory (CLAUDE_PLUGIN_ROOT).
 	Dir string `json:"dir"`
 	// From says how it was found: the settings file that enabled it, or the skills it holds.
@@ -60,11 +68,30 @@ func claudeConfigDir(getenv func(string) string) string {
 	return ""
 }
 
-// withPlugins adds the hooks of the run's plugins to s: the installed plugins s enables and
+// enabledInstalled returns s and the installed plugins it enables (see installedPlugins),
+// what is wrong with them added to its warnings. It is the one discovery of installed
+// plugins: a run passes what it returns both to the skill index (pluginSkills) and to
+// withPlugins for their hooks.
+func enabledInstalled(o Options, s Settings, root string) (Settings, []Plugin) {
+	warn := func(format string, args ...any) { s.warnings = append(s.warnings, fmt.Sprintf(format, args...)) }
+	return s, installedPlugins(claudeConfigDir(o.Getenv), root, s.enabledPlugins, warn)
+}
+
+// pluginSkills are the installed plugins as the skill index takes them: namespace and
+// directory.
+func pluginSkills(installed []Plugin) []contextpack.Plugin {
+	var out []contextpack.Plugin
+	for _, p := range installed {
+		out = append(out, contextpack.Plugin{Name: p.Namespace, Dir: p.Dir})
+	}
+	return out
+}
+
+// withPlugins adds the hooks of the run's plugins to s: installed (from enabledInstalled) and
 // the plugins holding the skills of asm (nil: none). It returns s, the plugins and their hook
 // files as settings sources. A disableAllHooks in a Claude Code settings file turns plugin
 // hooks off too, as in Claude Code.
-func withPlugins(o Options, s Settings, root string, asm *contextpack.Assembly) (Settings, []Plugin, []SettingsSource) {
+func withPlugins(o Options, s Settings, installed []Plugin, asm *contextpack.Assembly) (Settings, []Plugin, []SettingsSource) {
 	var plugins []Plugin
 	warn := func(format string, args ...any) { s.warnings = append(s.warnings, fmt.Sprintf(format, args...)) }
 	seen := map[string]bool{}
@@ -77,13 +104,17 @@ func withPlugins(o Options, s Settings, root string, asm *contextpack.Assembly) 
 			plugins = append(plugins, p)
 		}
 	}
-	for _, p := range installedPlugins(claudeConfigDir(o.Getenv), root, s.enabledPlugins, warn) {
+	for _, p := range installed {
 		add(p)
 	}
 	if asm != nil {
 		for _, sk := range asm.Skills {
+			if sk.Plugin != "" {
+				continue // an installed plugin's skill: its plugin is in installed
+			}
 			if dir, ok := skillPlugin(sk.Dir, o.Home); ok {
-				add(Plugin{Name: pluginName(dir, warn), Dir: dir, From: "holds the skill " + sk.Path})
+				name := pluginName(dir, warn)
+				add(Plugin{Name: name, Namespace: name, Dir: dir, From: "holds the skill " + sk.Path})
 			}
 		}
 	}
@@ -318,7 +349,11 @@ func installedPlugins(cfg, root string, enabled map[string]string, warn func(str
 			warn("%s: plugin %s: %s is not a directory inside %s; its hooks do not load", from, id, dir, base)
 			continue
 		}
-		out = append(out, Plugin{Name: id, Dir: real, From: "enabled in " + from})
+		ns, _, _ := strings.Cut(id, "@")
+		if m, ok := readManifest(real, func(string, ...any) {}); ok && m.Name != "" {
+			ns = m.Name // a broken manifest is warned once, when its hooks are read
+		}
+		out = append(out, Plugin{Name: id, Namespace: ns, Dir: real, From: "enabled in " + from})
 	}
 	return out
 }

@@ -46,7 +46,8 @@ func TestInstalledPlugins(t *testing.T) {
 		return ""
 	}}
 	s := Settings{enabledPlugins: map[string]string{"lint@mk": "settings.json", "evil@mk": "settings.json", "gone@mk": "settings.json"}}
-	s, plugins, sources := withPlugins(o, s, root, nil)
+	s, installed := enabledInstalled(o, s, root)
+	s, plugins, sources := withPlugins(o, s, installed, nil)
 	if len(plugins) != 1 || plugins[0].Dir != proj || plugins[0].Name != "lint@mk" {
 		t.Fatalf("plugins %+v", plugins)
 	}
@@ -66,11 +67,11 @@ func TestInstalledPlugins(t *testing.T) {
 	}
 	// Disabled by a later file, or by disableAllHooks: nothing runs.
 	s = Settings{enabledPlugins: map[string]string{"lint@mk": ""}}
-	if s, plugins, _ = withPlugins(o, s, root, nil); len(plugins) != 0 || len(s.Hooks) != 0 {
+	if s, plugins, _ = withPlugins(o, s, installedOf(o, s, root), nil); len(plugins) != 0 || len(s.Hooks) != 0 {
 		t.Errorf("disabled plugin loaded: %+v", plugins)
 	}
 	s = Settings{enabledPlugins: map[string]string{"lint@mk": "x"}, disableClaudeHooks: true}
-	if s, _, _ = withPlugins(o, s, root, nil); len(s.Hooks) != 0 {
+	if s, _, _ = withPlugins(o, s, installedOf(o, s, root), nil); len(s.Hooks) != 0 {
 		t.Errorf("disableAllHooks: %+v", s.Hooks)
 	}
 }
@@ -93,4 +94,10 @@ func TestSkillPluginInsideSkillsDirectory(t *testing.T) {
 	if p, ok := skillPlugin(filepath.Join(root, ".claude", "skills", "deploy"), ""); ok {
 		t.Errorf(".claude taken for a plugin: %q", p)
 	}
+}
+
+// installedOf is what enabledInstalled finds for s.
+func installedOf(o Options, s Settings, root string) []Plugin {
+	_, p := enabledInstalled(o, s, root)
+	return p
 }
