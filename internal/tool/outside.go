@@ -74,4 +74,3 @@ func (g absGuard) Write(rel string, named bool) error {
 	}
 	return g.next.Write(path.Join(g.dir, rel), named)
 }
-
