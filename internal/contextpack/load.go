@@ -86,6 +86,10 @@ type Sources struct {
 	Skills []Skill
 	// Diagnostics say what was skipped, cut or loaded with a warning, and why, in discovery order.
 	Diagnostics []string
+	// PluginDirs are the directories below the skills directories searched that hold a Claude
+	// Code plugin's manifest or hooks file (.claude-plugin/plugin.json, hooks/hooks.json),
+	// whether or not they hold skills, reached without a symbolic link; in discovery order.
+	PluginDirs []string
 	// Untrusted are the project files and directories that were not read because the
 	// project is not trusted (absolute paths, in discovery order). Empty when the project is
 	// trusted, or holds nothing the trust gate guards.
@@ -301,14 +305,16 @@ func (l *loader) read(p, limit string) (*File, bool) {
 // skillsUnder indexes the skills below the skills directory dir (see skillsIn).
 func (l *loader) skillsUnder(dir, limit string) {
 	l.dirs = 0
-	l.skillsIn(dir, limit, 0)
+	l.skillsIn(dir, limit, 0, false)
 }
 
 // skillsIn indexes the skills below dir: each directory holding a SKILL.md is a skill (its own
 // subdirectories are its resources); other directories are searched down to maxSkillDepth
 // (.git and node_modules are not). Every file or directory passed over that looks like a
-// skill gets a diagnostic.
-func (l *loader) skillsIn(dir, limit string, depth int) {
+// skill gets a diagnostic. A directory that is not a skill but holds a Claude Code plugin's
+// manifest or hooks file is recorded in Sources.PluginDirs, unless it was reached through a
+// symbolic link (linked): what a trust digest of the skills directory covers is its own tree.
+func (l *loader) skillsIn(dir, limit string, depth int, linked bool) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -345,8 +351,12 @@ func (l *loader) skillsIn(dir, limit string, depth int) {
 				}
 				continue
 			}
+			viaLink := linked || e.Type()&fs.ModeSymlink != 0
+			if !viaLink && (exists(filepath.Join(p, ".claude-plugin", "plugin.json")) || exists(filepath.Join(p, "hooks", "hooks.json"))) {
+				l.src.PluginDirs = append(l.src.PluginDirs, realDir(p))
+			}
 			if depth+1 < maxSkillDepth {
-				l.skillsIn(p, limit, depth+1)
+				l.skillsIn(p, limit, depth+1, viaLink)
 			} else if hasSubdir(p) {
 				l.diag("%s: not searched: skills are looked for at most %d levels below a skills directory", p, maxSkillDepth)
 			}

@@ -81,6 +81,6 @@ func HooksInForce(o Options, trusted bool) ([]HookEntry, error) {
 	s, installed := enabledInstalled(o, s, root)
 	src := contextpack.Load(contextpack.Inputs{Dir: o.Dir, Home: o.Home, UserHome: userHomeDir(), ProjectTrusted: trusted,
 		GateContextFiles: global.gateContextFiles()})
-	s, _, _ = withPlugins(o, s, installed, &contextpack.Assembly{Skills: src.Skills})
+	s, _, _ = withPlugins(o, s, installed, &contextpack.Assembly{Skills: src.Skills, PluginDirs: src.PluginDirs})
 	return s.hookEntries(), nil
 }
