@@ -2,7 +2,8 @@
 // prompt, made of rein's default prompt (or the project's .rein/SYSTEM.md), APPEND_SYSTEM.md,
 // the project context files (AGENTS.md, CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md,
 // ~/.claude/CLAUDE.md, with their @path imports: see memory.go), an index of Agent Skills
-// (parsed leniently where the client guidance says warn and load: [ParseSkill]), the date and
+// (parsed leniently where the client guidance says warn and load: [ParseSkill]; the skills of
+// the installed Claude Code plugins the caller names in [Inputs].Plugins too, as PLUGIN:NAME), the date and
 // the working directory; and compaction ([Compactor]). Later it also holds artifact packs.
 //
 // Two steps keep assembly testable: [Load] finds and reads the files (bounded, each capped at

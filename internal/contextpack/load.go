@@ -66,6 +66,9 @@ type Skill struct {
 	// Body is the text after the frontmatter; set by [ParseSkill] and [ReadSkillBody], never
 	// kept by [Load].
 	Body string
+	// Plugin is the namespace of the installed plugin the skill comes from ("" for none):
+	// its Name is then "PLUGIN:NAME", as Claude Code names plugin skills.
+	Plugin string
 }
 
 // Sources are the files [Load] found for one working directory.
@@ -83,6 +86,10 @@ type Sources struct {
 	Skills []Skill
 	// Diagnostics say what was skipped, cut or loaded with a warning, and why, in discovery order.
 	Diagnostics []string
+	// PluginDirs are the directories below the skills directories searched that hold a Claude
+	// Code plugin's manifest or hooks file (.claude-plugin/plugin.json, hooks/hooks.json),
+	// whether or not they hold skills, reached without a symbolic link; in discovery order.
+	PluginDirs []string
 	// Untrusted are the project files and directories that were not read because the
 	// project is not trusted (absolute paths, in discovery order). Empty when the project is
 	// trusted, or holds nothing the trust gate guards.
@@ -104,7 +111,9 @@ var SkillDirNames = []string{filepath.Join(".rein", "skills"), filepath.Join(".a
 //   - skills: directories holding a SKILL.md under .rein/skills/, .agents/skills/ and
 //     .claude/skills/ of each directory from the working directory up to the repository
 //     root, then $REIN_HOME/skills/, ~/.agents/skills/ and ~/.claude/skills/, searched
-//     maxSkillDepth levels deep (collections, plugin layouts).
+//     maxSkillDepth levels deep (collections, plugin layouts); last the skills of
+//     in.Plugins, each <plugin>/skills/<name>/SKILL.md (or a SKILL.md at the plugin's root
+//     when it has no skills directory), named "PLUGIN:NAME" (see pluginSkills).
 //
 // Project files that configure or extend rein (.rein/SYSTEM.md, .rein/APPEND_SYSTEM.md,
 // project skills directories) are read only when in.ProjectTrusted; context files are too
@@ -193,7 +202,47 @@ func Load(in Inputs) *Sources {
 			l.skillsUnder(p, "")
 		}
 	}
+	for _, p := range in.Plugins {
+		l.pluginSkills(p)
+	}
 	return l.src
+}
+
+// pluginSkills indexes the skills of the installed plugin p as Claude Code does: each
+// directory of <plugin>/skills holding a SKILL.md, one level deep, or, when the plugin has no
+// skills directory, a SKILL.md at its root. Their names are namespaced, "PLUGIN:NAME", so
+// they never take a name from the user's or the project's skills.
+func (l *loader) pluginSkills(p Plugin) {
+	l.ns = p.Name
+	defer func() { l.ns = "" }()
+	dir := filepath.Join(p.Dir, "skills")
+	if !exists(dir) {
+		if root := filepath.Join(p.Dir, "SKILL.md"); exists(root) {
+			l.skill(root, "")
+		}
+		return
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		l.diag("%s: skipped: %v", dir, err)
+		return
+	}
+	for _, e := range entries {
+		sk := filepath.Join(dir, e.Name(), "SKILL.md")
+		switch {
+		case strings.HasPrefix(e.Name(), "."):
+		case exists(sk):
+			if len(l.src.Skills) >= MaxSkills {
+				l.diag("%s: skipped: more than %d skills; the rest are not indexed", sk, MaxSkills)
+				return
+			}
+			l.skill(sk, "")
+		case oddManifest(filepath.Join(dir, e.Name())) != "":
+			l.diag("%s: skipped: the file must be named SKILL.md (capitals)", oddManifest(filepath.Join(dir, e.Name())))
+		case e.IsDir() || e.Type()&fs.ModeSymlink != 0:
+			l.diag("%s: skipped: a plugin's skill is a directory of %s holding a SKILL.md", filepath.Join(dir, e.Name()), dir)
+		}
+	}
 }
 
 // realDir is dir cleaned with its symbolic links resolved ("" stays "").
@@ -217,7 +266,8 @@ type loader struct {
 	seen           []os.FileInfo     // the context files loaded, to load none twice
 	names          map[string]string // skill name → SKILL.md path
 	capped         bool
-	dirs           int // directories looked at below the current skills directory
+	dirs           int    // directories looked at below the current skills directory
+	ns             string // the namespace of the plugin whose skills are indexed ("" for none)
 }
 
 func (l *loader) diag(format string, args ...any) {
@@ -255,14 +305,16 @@ func (l *loader) read(p, limit string) (*File, bool) {
 // skillsUnder indexes the skills below the skills directory dir (see skillsIn).
 func (l *loader) skillsUnder(dir, limit string) {
 	l.dirs = 0
-	l.skillsIn(dir, limit, 0)
+	l.skillsIn(dir, limit, 0, false)
 }
 
 // skillsIn indexes the skills below dir: each directory holding a SKILL.md is a skill (its own
 // subdirectories are its resources); other directories are searched down to maxSkillDepth
 // (.git and node_modules are not). Every file or directory passed over that looks like a
-// skill gets a diagnostic.
-func (l *loader) skillsIn(dir, limit string, depth int) {
+// skill gets a diagnostic. A directory that is not a skill but holds a Claude Code plugin's
+// manifest or hooks file is recorded in Sources.PluginDirs, unless it was reached through a
+// symbolic link (linked): what a trust digest of the skills directory covers is its own tree.
+func (l *loader) skillsIn(dir, limit string, depth int, linked bool) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -299,8 +351,12 @@ func (l *loader) skillsIn(dir, limit string, depth int) {
 				}
 				continue
 			}
+			viaLink := linked || e.Type()&fs.ModeSymlink != 0
+			if !viaLink && (exists(filepath.Join(p, ".claude-plugin", "plugin.json")) || exists(filepath.Join(p, "hooks", "hooks.json"))) {
+				l.src.PluginDirs = append(l.src.PluginDirs, realDir(p))
+			}
 			if depth+1 < maxSkillDepth {
-				l.skillsIn(p, limit, depth+1)
+				l.skillsIn(p, limit, depth+1, viaLink)
 			} else if hasSubdir(p) {
 				l.diag("%s: not searched: skills are looked for at most %d levels below a skills directory", p, maxSkillDepth)
 			}
@@ -373,6 +429,9 @@ func (l *loader) skill(p, limit string) {
 		l.diag("%s: skill loaded with a warning: %s", p, w)
 	}
 	s.Body = ""
+	if l.ns != "" {
+		s.Name, s.Plugin = l.ns+":"+s.Name, l.ns
+	}
 	s.Dir = realDir(filepath.Dir(p))
 	s.Path = filepath.Join(s.Dir, "SKILL.md")
 	if l.names == nil {

@@ -3,6 +3,7 @@ package contextpack_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -172,5 +173,50 @@ func TestRepoRootIsGitFile(t *testing.T) {
 	}
 	if strings.Join(got, "|") != "worktree root|package" {
 		t.Errorf("context files %q", got)
+	}
+}
+
+// TestPluginSkills: an installed plugin's skills/<name>/SKILL.md load named PLUGIN:NAME after
+// the user's skills, a short name the user's skill holds is no collision, a plugin without a
+// skills directory loads its root SKILL.md, and a stray directory gets a diagnostic.
+func TestPluginSkills(t *testing.T) {
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	user, work := filepath.Join(base, "user"), filepath.Join(base, "work")
+	fmtPlugin := filepath.Join(user, ".claude", "plugins", "cache", "acme", "formatter", "2.1.0")
+	solo := filepath.Join(user, ".claude", "plugins", "cache", "acme", "solo", "1.0.0")
+	for p, s := range map[string]string{
+		filepath.Join(user, ".claude", "skills", "format", "SKILL.md"): "---\nname: format\ndescription: Prose.\n---\n",
+		filepath.Join(fmtPlugin, "skills", "format", "SKILL.md"):       "---\nname: format\ndescription: Go.\n---\n",
+		filepath.Join(fmtPlugin, "skills", "empty", "notes.txt"):       "x",
+		filepath.Join(solo, "SKILL.md"):                                "---\nname: solo\ndescription: One skill.\n---\n",
+		filepath.Join(work, "main.go"):                                 "package main\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := contextpack.Load(contextpack.Inputs{Dir: work, UserHome: user, Plugins: []contextpack.Plugin{
+		{Name: "formatter", Dir: fmtPlugin}, {Name: "solo", Dir: solo}}})
+	var got []string
+	for _, s := range src.Skills {
+		got = append(got, s.Name+"|"+s.Plugin+"|"+s.Path)
+	}
+	want := []string{
+		"format||" + filepath.Join(user, ".claude", "skills", "format", "SKILL.md"),
+		"formatter:format|formatter|" + filepath.Join(fmtPlugin, "skills", "format", "SKILL.md"),
+		"solo:solo|solo|" + filepath.Join(solo, "SKILL.md"),
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("skills:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if d := strings.Join(src.Diagnostics, "\n"); !strings.Contains(d, filepath.Join(fmtPlugin, "skills", "empty")+": skipped: a plugin's skill is a directory") {
+		t.Errorf("diagnostics lack the stray directory:\n%s", d)
+	}
+	asm := contextpack.Assemble(contextpack.Inputs{Dir: work, Tools: []contextpack.ToolLine{{Name: "read"}}}, src, nil)
+	if !strings.Contains(asm.Prompt, "- formatter:format: Go.") || !slices.Contains(asm.SkillDirs, filepath.Join(fmtPlugin, "skills", "format")) {
+		t.Errorf("index or read-only roots lack the plugin skill:\n%s\n%v", asm.Prompt, asm.SkillDirs)
 	}
 }

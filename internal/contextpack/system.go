@@ -37,6 +37,16 @@ type Inputs struct {
 	// GateContextFiles puts the project's context files (AGENTS.md, CLAUDE.md) behind
 	// ProjectTrusted too; the global one in Home always loads.
 	GateContextFiles bool
+	// Plugins are the installed Claude Code plugins the run enables, whose skills load after
+	// every skills directory's (see [Load]). Deciding which are enabled is the caller's
+	// business.
+	Plugins []Plugin
+}
+
+// Plugin is a Claude Code plugin whose skills load: Name is its namespace (the manifest's
+// name), Dir its directory.
+type Plugin struct {
+	Name, Dir string
 }
 
 // Section names.
@@ -77,6 +87,9 @@ type Assembly struct {
 	// Skills are the skills loaded: those in the index, those kept out of it by
 	// disable-model-invocation (the user may invoke them), in discovery order.
 	Skills []Skill
+	// PluginDirs are the plugin directories found in the skills directories (see
+	// [Sources].PluginDirs).
+	PluginDirs []string
 	// SkillDirs are the directories of Skills that lie outside the working directory
 	// (symbolic links resolved): the read tool reads them, and a sandbox shows them, read-only.
 	SkillDirs []string
@@ -100,7 +113,8 @@ func Build(in Inputs, est Estimator) *Assembly { return Assemble(in, Load(in), e
 // listed only if a tool offered can read its SKILL.md: read for files inside the working
 // directory, bash for any file; a skill no tool can read is left out with a diagnostic.
 func Assemble(in Inputs, src *Sources, est Estimator) *Assembly {
-	a := &Assembly{Diagnostics: slices.Clone(src.Diagnostics), Untrusted: slices.Clone(src.Untrusted), Skills: slices.Clone(src.Skills)}
+	a := &Assembly{Diagnostics: slices.Clone(src.Diagnostics), Untrusted: slices.Clone(src.Untrusted), Skills: slices.Clone(src.Skills),
+		PluginDirs: slices.Clone(src.PluginDirs)}
 	for _, s := range src.Skills {
 		if !within(s.Dir, in.Dir) && !slices.Contains(a.SkillDirs, s.Dir) {
 			a.SkillDirs = append(a.SkillDirs, s.Dir)

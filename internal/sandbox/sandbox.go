@@ -53,8 +53,8 @@ type Config struct {
 	// file system. A path the sandbox does not mount anyway needs nothing. Hiding the
 	// workspace itself, or a directory holding it, is refused.
 	Hide []string
-	// Mask lists absolute paths (files or directories, inside the workspace or a read-only
-	// path) whose content commands must not read: the paths the read deny rules cover. Each
+	// Mask lists absolute paths (files or directories, inside the workspace, a read-only or a
+	// writable path) whose content commands must not read: the paths the read deny rules cover. Each
 	// that exists is resolved through its symbolic links and covered — a file by /dev/null
 	// bound read-only over it (reading fails or yields nothing), a directory by an empty
 	// read-only file system — so no command reads it by any name it computes. Missing paths and paths the sandbox does not mount

@@ -106,8 +106,13 @@ func openProject(o Options, global Settings, dir string, tools *tool.Set, est co
 	pr.settings.warnings = append(pr.settings.warnings, modeWarnings...)
 	pr.dirs, modeWarnings = additionalDirs(pr.settings, root, dir)
 	pr.settings.warnings = append(pr.settings.warnings, modeWarnings...)
+	var installed []Plugin
+	pr.settings, installed = enabledInstalled(o, pr.settings, root)
+	if in.Plugins = pluginSkills(installed); len(in.Plugins) > 0 {
+		pr.asm = nil // assembled before the trust decision, without the plugins' skills
+	}
 	if o.SystemPrompt != "" {
-		pr.withPlugins(o, root, nil)
+		pr.withPlugins(o, installed, nil)
 		pr.asm = &contextpack.Assembly{Prompt: o.SystemPrompt, Diagnostics: pr.settings.warnings}
 		return pr, nil
 	}
@@ -115,7 +120,7 @@ func openProject(o Options, global Settings, dir string, tools *tool.Set, est co
 		in.ProjectTrusted = pt.trusted
 		pr.asm = contextpack.Build(in, est)
 	}
-	pr.withPlugins(o, root, pr.asm)
+	pr.withPlugins(o, installed, pr.asm)
 	if !pt.trusted {
 		if ignored := shownPaths(root, guarded(root, o.Home, pr.asm.Untrusted)); len(ignored) > 0 {
 			pr.asm.Diagnostics = append([]string{untrustedNotice(pt, ignored)}, pr.asm.Diagnostics...)
@@ -126,9 +131,9 @@ func openProject(o Options, global Settings, dir string, tools *tool.Set, est co
 }
 
 // withPlugins adds the hooks of the run's plugins (see withPlugins) to pr's settings.
-func (pr *project) withPlugins(o Options, root string, asm *contextpack.Assembly) {
+func (pr *project) withPlugins(o Options, installed []Plugin, asm *contextpack.Assembly) {
 	var sources []SettingsSource
-	pr.settings, pr.plugins, sources = withPlugins(o, pr.settings, root, asm)
+	pr.settings, pr.plugins, sources = withPlugins(o, pr.settings, installed, asm)
 	pr.sources = append(pr.sources, sources...)
 }
 

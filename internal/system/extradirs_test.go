@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/sandbox"
+	"github.com/reinhq/rein/internal/sandbox/sandboxtest"
 )
 
 // TestAdditionalDirectories: a trusted project's .claude/settings.json names ../shared: the
@@ -80,5 +82,48 @@ turns:
 	}
 	if _, err := os.Stat(filepath.Join(shared, "notes.md")); err == nil {
 		t.Error("untrusted run wrote notes.md")
+	}
+}
+
+// TestAdditionalDirectoriesSandboxMasks: with --sandbox, the read deny rules hold for
+// commands in an additional directory too (real bwrap): bash reads a denied .env there as
+// empty, while the directory's other files stay readable and writable.
+func TestAdditionalDirectoriesSandboxMasks(t *testing.T) {
+	sandboxtest.New(t, sandbox.Config{Workspace: t.TempDir()}) // skips or fails without bwrap
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	home, proj, shared := filepath.Join(base, "home"), filepath.Join(base, "proj"), filepath.Join(base, "shared")
+	files := map[string]string{
+		filepath.Join(home, SettingsFile):               `{"permissions": {"deny": ["read(**/.env)"]}}`,
+		filepath.Join(proj, ".git", "HEAD"):             "ref: refs/heads/main\n",
+		filepath.Join(proj, ".claude", "settings.json"): `{"permissions": {"additionalDirectories": ["../shared"]}}`,
+		filepath.Join(shared, "lib.txt"):                "shared\n",
+		filepath.Join(shared, "conf", ".env"):           "CANARY=1\n",
+	}
+	for p, c := range files {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(c), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scenario := filepath.Join(base, "s.yaml")
+	os.WriteFile(scenario, []byte(`version: 1
+turns:
+  - calls: [{name: bash, args: {command: "{ cat `+shared+`/conf/.env; cat `+shared+`/lib.txt; echo more >> `+shared+`/lib.txt && echo wrote; } > got.txt 2>&1"}}]
+  - text: done
+`), 0o600)
+	rt, err := Build(Options{Script: scenario, Dir: proj, Home: home, Getenv: env(nil), Trust: TrustOnce, Sandbox: true, Session: SessionChoice{Mode: SessionNone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if _, err := rt.Run(context.Background(), llm.UserText("go")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(proj, "got.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(got), "CANARY") || !strings.Contains(string(got), "shared\n") || !strings.Contains(string(got), "wrote") {
+		t.Errorf("in the sandbox:\n%s", got)
 	}
 }

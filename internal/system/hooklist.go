@@ -78,8 +78,9 @@ func HooksInForce(o Options, trusted bool) ([]HookEntry, error) {
 		s = s.merge(local)
 	}
 	s, _ = withClaudeSettings(o, s, root, trusted)
+	s, installed := enabledInstalled(o, s, root)
 	src := contextpack.Load(contextpack.Inputs{Dir: o.Dir, Home: o.Home, UserHome: userHomeDir(), ProjectTrusted: trusted,
 		GateContextFiles: global.gateContextFiles()})
-	s, _, _ = withPlugins(o, s, root, &contextpack.Assembly{Skills: src.Skills})
+	s, _, _ = withPlugins(o, s, installed, &contextpack.Assembly{Skills: src.Skills, PluginDirs: src.PluginDirs})
 	return s.hookEntries(), nil
 }

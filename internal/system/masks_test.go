@@ -45,7 +45,7 @@ func TestReadMasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	masks, err := readMasks(pol, dir)
+	masks, err := readMasks(pol, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,5 +87,52 @@ func TestPathGuard(t *testing.T) {
 	open, _ := newPolicy(policy.Rules{}, dir, dir, "")
 	if err := (pathGuard{policy: open}).Read("notes.txt", true, 3); err != nil {
 		t.Errorf("a hard link without read rules: %v", err)
+	}
+}
+
+// TestReadMasksExtraRoots: the masks cover the additional directories too, their paths
+// judged as the file tools judge them (a relative rule holds inside each, an absolute one by
+// its absolute path): a denied file, a denied directory whole, a link in the workspace to a
+// denied file of the additional directory (its target masked), and a hard link whose other
+// name lies in the additional directory counts as found.
+func TestReadMasksExtraRoots(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	outside, _ := filepath.EvalSymlinks(t.TempDir())
+	extra := filepath.Join(outside, "shared")
+	for _, p := range []string{filepath.Join(dir, "ok.txt"), filepath.Join(extra, ".env"), filepath.Join(extra, "lib", ".env"),
+		filepath.Join(extra, "keys", "id"), filepath.Join(extra, "lib", "util.go"), filepath.Join(extra, "both.txt")} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(extra, "lib", ".env"), filepath.Join(dir, "envlink")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(extra, "both.txt"), filepath.Join(dir, "both.txt")); err != nil {
+		t.Fatal(err)
+	}
+	rules := policy.Rules{Deny: []string{"read(**/.env)", "read(" + filepath.ToSlash(extra) + "/keys)"}}
+	pol, err := newPolicy(rules, dir, dir, "", extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	masks, err := readMasks(pol, dir, []string{extra})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(masks)
+	want := []string{filepath.Join(extra, ".env"), filepath.Join(extra, "keys"), filepath.Join(extra, "lib", ".env"), filepath.Join(extra, "lib", ".env")}
+	slices.Sort(want)
+	if !slices.Equal(masks, want) {
+		t.Errorf("masks = %q\nwant %q", masks, want)
+	}
+	// Without the additional directory walked, its files are not masked (and the hard link
+	// to a name the walk did not find is).
+	masks, _ = readMasks(pol, dir, nil)
+	if slices.Contains(masks, filepath.Join(extra, ".env")) || !slices.Contains(masks, filepath.Join(dir, "both.txt")) {
+		t.Errorf("workspace only: %q", masks)
 	}
 }

@@ -26,11 +26,22 @@ import (
 //     directory is the installPath that <claude dir>/plugins/installed_plugins.json records,
 //     else the newest version under <claude dir>/plugins/cache/<marketplace>/<name>/; it
 //     must lie inside <claude dir>/plugins;
-//   - plugins laid out inside a skills directory (<plugin>/skills/<skill>/SKILL.md), found
-//     through the skills the run loaded, so a project's are trust-gated like its skills.
+//   - plugins laid out inside a skills directory (.rein/skills, .agents/skills,
+//     .claude/skills, $REIN_HOME/skills, ~/.agents/skills, ~/.claude/skills), with skills or
+//     hooks only: the directories the skill index's walk met holding a manifest or a hooks
+//     file (contextpack's PluginDirs), never through a symbolic link and never .claude
+//     itself, their hook files resolving inside the plugin — so a project's lie in the trees
+//     the trust gate digests, and load only when it is trusted, like its skills.
 //
-// Their commands run with CLAUDE_PLUGIN_ROOT set to the plugin directory, and
-// "${CLAUDE_PLUGIN_ROOT}" in a command or its arguments replaced by it.
+// The skills of installed plugins load too, through the skill index, named
+// "NAMESPACE:SKILL" as Claude Code names plugin skills (contextpack.Inputs.Plugins); those
+// of a plugin inside a skills directory load as that directory's skills, under their own
+// names.
+//
+// Their commands run with CLAUDE_PLUGIN_ROOT set to the plugin directory and
+// CLAUDE_PLUGIN_DATA to its persistent data directory (Plugin.Data: where Claude Code keeps
+// it, so a plugin's state is one whichever of the two runs it), "${CLAUDE_PLUGIN_ROOT}" and
+// "${CLAUDE_PLUGIN_DATA}" in a command or its arguments replaced by them.
 const (
 	pluginManifest  = ".claude-plugin/plugin.json"
 	pluginHooksFile = "hooks/hooks.json"
@@ -44,12 +55,38 @@ type Plugin struct {
 	// Name is the plugin's id: "name@marketplace" for an installed plugin, else the manifest's
 	// name or the directory's.
 	Name string `json:"name"`
+	// Namespace prefixes its skills' names ("NAMESPACE:SKILL"): the manifest's name, else the
+	// id's name part (the directory's for a plugin inside a skills directory).
+	Namespace string `json:"namespace,omitempty"`
 	// Dir is the plugin directory (CLAUDE_PLUGIN_ROOT).
 	Dir string `json:"dir"`
-	// From says how it was found: the settings file that enabled it, or the skills it holds.
+	// From says how it was found: the settings file that enabled it, or a skills directory.
 	From string `json:"from"`
 	// HookFiles are the files its hooks came from (plugin.json for inline hooks).
 	HookFiles []string `json:"hookFiles,omitempty"`
+	// nested says it was found in a skills directory: its hook files must lie inside it,
+	// symbolic links resolved, so the trust digest of that directory covers them.
+	nested bool
+	// Data is its persistent data directory (CLAUDE_PLUGIN_DATA), as Claude Code places it:
+	// <claude dir>/plugins/data/<id>, the id's characters other than letters, digits, "_"
+	// and "-" turned into "-"; created when one of its hooks first runs. "" when no Claude
+	// Code directory is known.
+	Data string `json:"data,omitempty"`
+}
+
+// pluginDataDir is the data directory of the plugin id under the Claude Code directory cfg
+// ("" when cfg is): formatter@acme → <cfg>/plugins/data/formatter-acme.
+func pluginDataDir(cfg, id string) string {
+	if cfg == "" || id == "" {
+		return ""
+	}
+	safe := strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, id)
+	return filepath.Join(cfg, "plugins", "data", safe)
 }
 
 // claudeConfigDir is ~/.claude ($CLAUDE_CONFIG_DIR when set); "" when no home is known.
@@ -60,11 +97,30 @@ func claudeConfigDir(getenv func(string) string) string {
 	return ""
 }
 
-// withPlugins adds the hooks of the run's plugins to s: the installed plugins s enables and
+// enabledInstalled returns s and the installed plugins it enables (see installedPlugins),
+// what is wrong with them added to its warnings. It is the one discovery of installed
+// plugins: a run passes what it returns both to the skill index (pluginSkills) and to
+// withPlugins for their hooks.
+func enabledInstalled(o Options, s Settings, root string) (Settings, []Plugin) {
+	warn := func(format string, args ...any) { s.warnings = append(s.warnings, fmt.Sprintf(format, args...)) }
+	return s, installedPlugins(claudeConfigDir(o.Getenv), root, s.enabledPlugins, warn)
+}
+
+// pluginSkills are the installed plugins as the skill index takes them: namespace and
+// directory.
+func pluginSkills(installed []Plugin) []contextpack.Plugin {
+	var out []contextpack.Plugin
+	for _, p := range installed {
+		out = append(out, contextpack.Plugin{Name: p.Namespace, Dir: p.Dir})
+	}
+	return out
+}
+
+// withPlugins adds the hooks of the run's plugins to s: installed (from enabledInstalled) and
 // the plugins holding the skills of asm (nil: none). It returns s, the plugins and their hook
 // files as settings sources. A disableAllHooks in a Claude Code settings file turns plugin
 // hooks off too, as in Claude Code.
-func withPlugins(o Options, s Settings, root string, asm *contextpack.Assembly) (Settings, []Plugin, []SettingsSource) {
+func withPlugins(o Options, s Settings, installed []Plugin, asm *contextpack.Assembly) (Settings, []Plugin, []SettingsSource) {
 	var plugins []Plugin
 	warn := func(format string, args ...any) { s.warnings = append(s.warnings, fmt.Sprintf(format, args...)) }
 	seen := map[string]bool{}
@@ -77,13 +133,13 @@ func withPlugins(o Options, s Settings, root string, asm *contextpack.Assembly) 
 			plugins = append(plugins, p)
 		}
 	}
-	for _, p := range installedPlugins(claudeConfigDir(o.Getenv), root, s.enabledPlugins, warn) {
+	for _, p := range installed {
 		add(p)
 	}
 	if asm != nil {
-		for _, sk := range asm.Skills {
-			if dir, ok := skillPlugin(sk.Dir, o.Home); ok {
-				add(Plugin{Name: pluginName(dir, warn), Dir: dir, From: "holds the skill " + sk.Path})
+		for _, dir := range asm.PluginDirs {
+			if !seen[dir] {
+				add(Plugin{Name: pluginName(dir, warn), Dir: dir, From: "found in a skills directory", nested: true})
 			}
 		}
 	}
@@ -91,6 +147,7 @@ func withPlugins(o Options, s Settings, root string, asm *contextpack.Assembly) 
 	var configs []command.Config
 	for i := range plugins {
 		p := &plugins[i]
+		p.Data = pluginDataDir(claudeConfigDir(o.Getenv), p.Name)
 		cfg, files := pluginHooks(p, warn)
 		p.HookFiles = files
 		for _, f := range files {
@@ -113,41 +170,6 @@ func withPlugins(o Options, s Settings, root string, asm *contextpack.Assembly) 
 	}
 	s.Hooks = command.Merge(append([]command.Config{s.Hooks}, configs...)...)
 	return s, plugins, sources
-}
-
-// skillPlugin returns the plugin directory holding the skill directory dir
-// (<plugin>/skills/<skill>), when it is one: it has a plugin manifest or hooks file, and it
-// lies inside a skills directory rein scans (.rein/skills, .agents/skills, .claude/skills,
-// $REIN_HOME/skills), whose whole tree the trust gate digests — never .claude itself for a
-// skill in .claude/skills.
-func skillPlugin(dir, home string) (string, bool) {
-	parent := filepath.Dir(dir)
-	if filepath.Base(parent) != "skills" {
-		return "", false
-	}
-	p := filepath.Dir(parent)
-	if !exists(filepath.Join(p, pluginManifest)) && !exists(filepath.Join(p, pluginHooksFile)) {
-		return "", false
-	}
-	homeSkills := ""
-	if home != "" {
-		if h, err := filepath.EvalSymlinks(home); err == nil {
-			homeSkills = filepath.Join(h, "skills")
-		}
-	}
-	for a := filepath.Dir(p); a != filepath.Dir(a); a = filepath.Dir(a) {
-		if filepath.Base(a) != "skills" {
-			continue
-		}
-		switch filepath.Base(filepath.Dir(a)) {
-		case ".rein", ".agents", ".claude":
-			return p, true
-		}
-		if a == homeSkills {
-			return p, true
-		}
-	}
-	return "", false
 }
 
 // manifest is the part of a plugin.json rein reads.
@@ -199,11 +221,27 @@ func pluginHooks(p *Plugin, warn func(string, ...any)) (command.Config, []string
 		}
 		cfg.Label(scope)
 		cfg.PluginRoot(p.Dir)
+		if p.Data != "" {
+			cfg.PluginData(p.Data)
+		}
 		files = append(files, path)
 		out = append(out, cfg)
 	}
 	def := filepath.Join(p.Dir, pluginHooksFile)
+	// outside reports (and warns) that path of a plugin found in a skills directory resolves
+	// outside it.
+	outside := func(path string) bool {
+		real, err := filepath.EvalSymlinks(path)
+		if p.nested && err == nil && !dirHolds(p.Dir, real) {
+			warn("%s: skipped: it resolves to %s, outside the plugin", path, real)
+			return true
+		}
+		return false
+	}
 	readFile := func(path string) {
+		if outside(path) {
+			return
+		}
 		data, err := readSmall(path)
 		if err != nil {
 			warn("%s: skipped: %v", path, err)
@@ -215,7 +253,7 @@ func pluginHooks(p *Plugin, warn func(string, ...any)) (command.Config, []string
 		readFile(def)
 	}
 	m, ok := readManifest(p.Dir, warn)
-	if !ok || len(m.Hooks) == 0 || string(m.Hooks) == "null" {
+	if !ok || len(m.Hooks) == 0 || outside(filepath.Join(p.Dir, pluginManifest)) || string(m.Hooks) == "null" {
 		return command.Merge(out...), files
 	}
 	mpath := filepath.Join(p.Dir, pluginManifest)
@@ -318,7 +356,11 @@ func installedPlugins(cfg, root string, enabled map[string]string, warn func(str
 			warn("%s: plugin %s: %s is not a directory inside %s; its hooks do not load", from, id, dir, base)
 			continue
 		}
-		out = append(out, Plugin{Name: id, Dir: real, From: "enabled in " + from})
+		ns, _, _ := strings.Cut(id, "@")
+		if m, ok := readManifest(real, func(string, ...any) {}); ok && m.Name != "" {
+			ns = m.Name // a broken manifest is warned once, when its hooks are read
+		}
+		out = append(out, Plugin{Name: id, Namespace: ns, Dir: real, From: "enabled in " + from})
 	}
 	return out
 }

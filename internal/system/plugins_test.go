@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reinhq/rein/internal/contextpack"
 )
 
 // TestInstalledPlugins: installed_plugins.json (version 2) gives the install path — the
@@ -46,7 +48,8 @@ func TestInstalledPlugins(t *testing.T) {
 		return ""
 	}}
 	s := Settings{enabledPlugins: map[string]string{"lint@mk": "settings.json", "evil@mk": "settings.json", "gone@mk": "settings.json"}}
-	s, plugins, sources := withPlugins(o, s, root, nil)
+	s, installed := enabledInstalled(o, s, root)
+	s, plugins, sources := withPlugins(o, s, installed, nil)
 	if len(plugins) != 1 || plugins[0].Dir != proj || plugins[0].Name != "lint@mk" {
 		t.Fatalf("plugins %+v", plugins)
 	}
@@ -66,31 +69,69 @@ func TestInstalledPlugins(t *testing.T) {
 	}
 	// Disabled by a later file, or by disableAllHooks: nothing runs.
 	s = Settings{enabledPlugins: map[string]string{"lint@mk": ""}}
-	if s, plugins, _ = withPlugins(o, s, root, nil); len(plugins) != 0 || len(s.Hooks) != 0 {
+	if s, plugins, _ = withPlugins(o, s, installedOf(o, s, root), nil); len(plugins) != 0 || len(s.Hooks) != 0 {
 		t.Errorf("disabled plugin loaded: %+v", plugins)
 	}
 	s = Settings{enabledPlugins: map[string]string{"lint@mk": "x"}, disableClaudeHooks: true}
-	if s, _, _ = withPlugins(o, s, root, nil); len(s.Hooks) != 0 {
+	if s, _, _ = withPlugins(o, s, installedOf(o, s, root), nil); len(s.Hooks) != 0 {
 		t.Errorf("disableAllHooks: %+v", s.Hooks)
 	}
 }
 
-// TestSkillPluginInsideSkillsDirectory: a plugin is found through its skills only inside a
-// skills directory rein scans; .claude beside .claude/skills, with a hooks/hooks.json the
-// trust gate does not digest, is no plugin.
-func TestSkillPluginInsideSkillsDirectory(t *testing.T) {
-	root, _ := filepath.EvalSymlinks(t.TempDir())
-	kit := filepath.Join(root, ".claude", "skills", "kits", "plugins", "kit")
-	for _, p := range []string{filepath.Join(kit, pluginHooksFile), filepath.Join(root, ".claude", pluginHooksFile)} {
+// TestNestedPlugins: in a skills directory, a plugin with skills and a hook-only plugin
+// (no skills) both load their hooks; .claude beside .claude/skills, with a hooks/hooks.json
+// the trust gate does not digest, is no plugin; neither is a plugin reached through a
+// symbolic link, and a plugin's hooks file that resolves outside it is skipped.
+func TestNestedPlugins(t *testing.T) {
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	root, elsewhere := filepath.Join(base, "proj"), filepath.Join(base, "elsewhere")
+	skills := filepath.Join(root, ".claude", "skills")
+	kit, guard := filepath.Join(skills, "kits", "plugins", "kit"), filepath.Join(skills, "kits", "plugins", "guard")
+	hooks := `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}`
+	for p, c := range map[string]string{
+		filepath.Join(root, ".git", "HEAD"):                 "ref: refs/heads/main\n",
+		filepath.Join(kit, pluginHooksFile):                 hooks,
+		filepath.Join(kit, "skills", "review", "SKILL.md"):  "---\nname: review\ndescription: Review.\n---\n",
+		filepath.Join(guard, pluginManifest):                `{"name": "guard", "hooks": "./more.json"}`,
+		filepath.Join(guard, pluginHooksFile):               hooks,
+		filepath.Join(root, ".claude", pluginHooksFile):     hooks,
+		filepath.Join(elsewhere, "linked", pluginHooksFile): hooks,
+		filepath.Join(elsewhere, "more.json"):               hooks,
+	} {
 		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(`{"hooks": {}}`), 0o644); err != nil {
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if p, ok := skillPlugin(filepath.Join(kit, "skills", "review"), ""); !ok || p != kit {
-		t.Errorf("nested plugin: %q %v", p, ok)
+	for link, target := range map[string]string{filepath.Join(skills, "linked"): filepath.Join(elsewhere, "linked"), filepath.Join(guard, "more.json"): filepath.Join(elsewhere, "more.json")} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if p, ok := skillPlugin(filepath.Join(root, ".claude", "skills", "deploy"), ""); ok {
-		t.Errorf(".claude taken for a plugin: %q", p)
+	src := contextpack.Load(contextpack.Inputs{Dir: root, ProjectTrusted: true})
+	s, plugins, sources := withPlugins(Options{}, Settings{}, nil, &contextpack.Assembly{Skills: src.Skills, PluginDirs: src.PluginDirs})
+	var got []string
+	for _, p := range plugins {
+		got = append(got, p.Name+" "+p.Dir)
 	}
+	if want := []string{"guard " + guard, "kit " + kit}; strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("plugins:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(sources) != 2 || len(s.Hooks["Stop"]) != 2 {
+		t.Errorf("sources %+v, hooks %+v", sources, s.Hooks)
+	}
+	if w := strings.Join(s.warnings, "\n"); !strings.Contains(w, filepath.Join(guard, "more.json")+": skipped: it resolves to "+filepath.Join(elsewhere, "more.json")+", outside the plugin") {
+		t.Errorf("warnings:\n%s", w)
+	}
+	// Untrusted, the project's skills directories are not walked: no plugin.
+	src = contextpack.Load(contextpack.Inputs{Dir: root})
+	if len(src.PluginDirs) != 0 {
+		t.Errorf("untrusted: %v", src.PluginDirs)
+	}
+}
+
+// installedOf is what enabledInstalled finds for s.
+func installedOf(o Options, s Settings, root string) []Plugin {
+	_, p := enabledInstalled(o, s, root)
+	return p
 }

@@ -869,7 +869,7 @@ func guardTools(rt *Runtime, plan *newSession, o Options, pol *policy.Policy) er
 		return nil
 	}
 	if pol.DeniesReads() {
-		masks, err := readMasks(pol, rt.Workspace.Dir)
+		masks, err := readMasks(pol, rt.Workspace.Dir, rt.extraDirs)
 		if err != nil {
 			return err
 		}

@@ -74,7 +74,8 @@ func invokedSkill(skills []contextpack.Skill, text string) (*contextpack.Skill, 
 	}
 	for i := range skills {
 		s := &skills[i]
-		if s.UserInvocable && (s.Name == name || dirBase(s.Dir) == name) {
+		// A plugin's skill answers only to its namespaced name, as in Claude Code.
+		if s.UserInvocable && (s.Name == name || s.Plugin == "" && dirBase(s.Dir) == name) {
 			return s, strings.TrimSpace(args), true
 		}
 	}

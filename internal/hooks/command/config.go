@@ -101,8 +101,9 @@ type Hook struct {
 
 	// name says where the hook was configured, for records: "project:PreToolUse[0].hooks[1]".
 	name string
-	// pluginRoot is the plugin directory of a plugin's hook (CLAUDE_PLUGIN_ROOT).
-	pluginRoot string
+	// pluginRoot is the plugin directory of a plugin's hook (CLAUDE_PLUGIN_ROOT), pluginData
+	// its persistent data directory (CLAUDE_PLUGIN_DATA, "" for none).
+	pluginRoot, pluginData string
 	// skip says the hook is accepted but never runs (a warning said why).
 	skip bool
 }
@@ -239,6 +240,19 @@ func (c Config) PluginRoot(root string) {
 		for i := range groups {
 			for j := range groups[i].Hooks {
 				groups[i].Hooks[j].pluginRoot = root
+			}
+		}
+	}
+}
+
+// PluginData gives every hook of c the plugin's persistent data directory dir: run with
+// CLAUDE_PLUGIN_DATA set to it and "${CLAUDE_PLUGIN_DATA}" replaced by it in the command and
+// its arguments; the directory is created (0700) before such a hook runs.
+func (c Config) PluginData(dir string) {
+	for _, groups := range c {
+		for i := range groups {
+			for j := range groups[i].Hooks {
+				groups[i].Hooks[j].pluginData = dir
 			}
 		}
 	}

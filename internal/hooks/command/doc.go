@@ -26,7 +26,8 @@
 // hook_event_name and the event's own; rein's tools under Claude Code's names — MultiEdit for
 // an edit of several replacements — with Claude Code's argument names and tool_response
 // shapes, paths absolute), the environment plus CLAUDE_PROJECT_DIR and REIN_PROJECT_DIR (and
-// CLAUDE_PLUGIN_ROOT for a plugin's hooks, see [Config.PluginRoot]; CLAUDE_ENV_FILE for
+// CLAUDE_PLUGIN_ROOT and CLAUDE_PLUGIN_DATA for a plugin's hooks, see [Config.PluginRoot] and
+// [Config.PluginData]; CLAUDE_ENV_FILE for
 // SessionStart hooks when [Runner.EnvFile] is set, read back with [ParseEnvFile] by the
 // caller, who applies its assignments to later bash commands), in a process group of
 // its own that is killed when the timeout passes or the run is cancelled. stdout and stderr

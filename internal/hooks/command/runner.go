@@ -196,7 +196,7 @@ func endReason(reason string) string {
 }
 
 // env is a command's environment: rein's, CLAUDE_PROJECT_DIR and REIN_PROJECT_DIR, for
-// a plugin's hook CLAUDE_PLUGIN_ROOT, and for a SessionStart hook CLAUDE_ENV_FILE.
+// a plugin's hook CLAUDE_PLUGIN_ROOT and CLAUDE_PLUGIN_DATA, and for a SessionStart hook CLAUDE_ENV_FILE.
 func (r *Runner) env(h Hook, event string) []string {
 	env := r.Env
 	if env == nil {
@@ -205,6 +205,9 @@ func (r *Runner) env(h Hook, event string) []string {
 	env = append(append([]string(nil), env...), "CLAUDE_PROJECT_DIR="+r.Dir, "REIN_PROJECT_DIR="+r.Dir)
 	if h.pluginRoot != "" {
 		env = append(env, "CLAUDE_PLUGIN_ROOT="+h.pluginRoot)
+	}
+	if h.pluginData != "" {
+		env = append(env, "CLAUDE_PLUGIN_DATA="+h.pluginData)
 	}
 	if r.EnvFile != "" && event == SessionStart {
 		env = append(env, "CLAUDE_ENV_FILE="+r.EnvFile)
@@ -257,11 +260,10 @@ func (r *Runner) callWith(ctx context.Context, h Hook, in input, pending *llm.Me
 		return nil, err
 	}
 	sp := spec{command: h.Command, args: h.Args, dir: r.Dir, env: r.env(h, in.HookEventName), stdin: data, timeout: h.timeout()}
-	if h.pluginRoot != "" {
-		sp.command = strings.ReplaceAll(sp.command, "${CLAUDE_PLUGIN_ROOT}", h.pluginRoot)
-		sp.args = slices.Clone(sp.args)
-		for i := range sp.args {
-			sp.args[i] = strings.ReplaceAll(sp.args[i], "${CLAUDE_PLUGIN_ROOT}", h.pluginRoot)
+	sp.command, sp.args = pluginPlaceholders(h, sp.command, sp.args)
+	if h.pluginData != "" {
+		if err := os.MkdirAll(h.pluginData, 0o700); err != nil {
+			r.notice("%s hook %s: the plugin's data directory: %v", in.HookEventName, h.Name(), err)
 		}
 	}
 	// A command runs under a context of its own, cancelled with the run's unless it went to
@@ -594,4 +596,25 @@ func (r *Runner) preCompact(ctx context.Context, h Hook, ev *hooks.BeforeCompact
 		return nil
 	}
 	return a.stop()
+}
+
+// pluginPlaceholders replaces "${CLAUDE_PLUGIN_ROOT}" and "${CLAUDE_PLUGIN_DATA}" in a
+// plugin hook's command and arguments.
+func pluginPlaceholders(h Hook, command string, args []string) (string, []string) {
+	var pairs []string
+	if h.pluginRoot != "" {
+		pairs = append(pairs, "${CLAUDE_PLUGIN_ROOT}", h.pluginRoot)
+	}
+	if h.pluginData != "" {
+		pairs = append(pairs, "${CLAUDE_PLUGIN_DATA}", h.pluginData)
+	}
+	if len(pairs) == 0 {
+		return command, args
+	}
+	rep := strings.NewReplacer(pairs...)
+	args = slices.Clone(args)
+	for i := range args {
+		args[i] = rep.Replace(args[i])
+	}
+	return rep.Replace(command), args
 }

@@ -14,9 +14,14 @@
 //     Hidden files are searched. A file found by walking that contains a NUL byte in its first
 //     64 KiB is binary and skipped; a NUL found later ends the search of that file. A path
 //     that names a file directly is always searched, ignored or binary.
-//   - path must stay inside the workspace: "..", absolute paths elsewhere and symbolic links
-//     that lead out are errors. Reported paths are relative to the workspace, use "/" and
-//     follow the search order: path components compared bytewise, lines in file order.
+//   - path must stay inside the workspace, or inside one of its extra roots (the run's
+//     additional directories, [tool.Workspace.Extra]), named by absolute path: "..", absolute
+//     paths elsewhere and symbolic links that lead out of the root searched are errors. A
+//     search without path covers the workspace only. Reported paths are relative to the
+//     workspace (absolute for a search in an extra root), use "/" and follow the search
+//     order: path components compared bytewise, lines in file order. In an extra root a glob
+//     with "/" matches the path relative to that root, and the Guard judges each file by its
+//     absolute path ([tool.Workspace.OutsideView]).
 //   - With a [tool.Workspace.Guard] set, a named file or directory the Guard refuses makes
 //     the call fail with its refusal, and a file under a searched directory that it refuses
 //     (by its path, or by its hard link count) is left out: the native backend never opens

@@ -9,12 +9,14 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/reinhq/rein/internal/pathrule"
 	"github.com/reinhq/rein/internal/tool"
 )
 
@@ -35,6 +37,9 @@ type Options struct {
 type Grep struct {
 	ws      *tool.Workspace
 	backend Backend
+	// shown is the directory reported paths are shown under: "" for the workspace (paths
+	// relative to it), an extra root's absolute directory when the search lies in one.
+	shown string
 }
 
 // New returns the grep tool searching ws.
@@ -56,7 +61,7 @@ const schema = `{
   "type": "object",
   "properties": {
     "pattern": {"type": "string", "description": "Search pattern (regular expression, or a literal string with literal=true); matched one line at a time"},
-    "path": {"type": "string", "description": "Directory or file to search, relative to the workspace (default: the whole workspace)"},
+    "path": {"type": "string", "description": "Directory or file to search, relative to the workspace, or absolute inside an additional directory (default: the whole workspace)"},
     "glob": {"type": "string", "description": "Filter files: without '/' it matches file names ('*.ts', '*.{go,mod}'), with '/' paths relative to the workspace ('src/**/*.test.ts'); a leading '!' excludes"},
     "ignoreCase": {"type": "boolean", "description": "Case-insensitive search (default: false)"},
     "literal": {"type": "boolean", "description": "Treat pattern as a literal string instead of a regular expression (default: false)"},
@@ -122,9 +127,26 @@ func (g *Grep) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 		ctxLines = *a.Context
 	}
 	rel, err := g.resolve(deref(a.Path))
+	if errors.Is(err, tool.ErrOutsideWorkspace) {
+		// A path in an additional directory: searched through that root, confined and guarded
+		// as the workspace is.
+		if view, vrel, ok := g.ws.OutsideView(pathrule.PlainSpaces(deref(a.Path)), false); ok {
+			sub := &Grep{ws: view, backend: g.backend, shown: view.Dir}
+			a.Path = &vrel
+			if rel, err = sub.resolve(vrel); err != nil {
+				return tool.Result{}, err
+			}
+			return sub.search(ctx, a, rel, limit, ctxLines)
+		}
+	}
 	if err != nil {
 		return tool.Result{}, err
 	}
+	return g.search(ctx, a, rel, limit, ctxLines)
+}
+
+// search runs the search of a, its path resolved to rel, in g's workspace.
+func (g *Grep) search(ctx context.Context, a args, rel string, limit, ctxLines int) (tool.Result, error) {
 	skip, err := g.guard(rel, deref(a.Path))
 	if err != nil {
 		return tool.Result{}, err
@@ -313,6 +335,10 @@ func (g *Grep) formatFile(sb *strings.Builder, p string, ms []Match, context int
 		}
 		f.Close()
 	}
+	name := p
+	if g.shown != "" {
+		name = path.Join(filepath.ToSlash(g.shown), p)
+	}
 	printed := 0 // last line number printed
 	for _, m := range ms {
 		for n := max(m.Line-context, printed+1, 1); n <= m.Line+context; n++ {
@@ -329,7 +355,7 @@ func (g *Grep) formatFile(sb *strings.Builder, p string, ms []Match, context int
 			if isMatch[n] {
 				sep = ":"
 			}
-			fmt.Fprintf(sb, "%s%s%d%s %s\n", p, sep, n, sep, shown)
+			fmt.Fprintf(sb, "%s%s%d%s %s\n", name, sep, n, sep, shown)
 			printed = n
 		}
 	}
