@@ -35,7 +35,7 @@ func (x *tmux) screen() string { return x.run("capture-pane", "-p", "-t", "ui") 
 // waitFor waits until the screen shows text and returns the screen.
 func (x *tmux) waitFor(text string) string {
 	x.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	var s string
 	for time.Now().Before(deadline) {
 		if s = x.screen(); strings.Contains(s, text) {
