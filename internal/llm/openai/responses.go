@@ -42,6 +42,7 @@ func (m *responsesModel) Stream(ctx context.Context, req *llm.Request, emit func
 	}
 	defer func() { _ = res.Body.Close() }()
 	d := oaisdk.NewDecoder(res.Body)
+	defer d.Release()
 	s := &responseStream{a: a, key: m.cfg.APIKey, pricing: m.cfg.Pricing, items: map[string]*outputItem{}}
 	for d.Next() && ctx.Err() == nil {
 		ev := d.Event()
@@ -95,7 +96,7 @@ func (s *responseStream) decode(e oaisdk.Event) (*llm.Message, error) {
 		return nil, fmt.Errorf("event %q: %w", e.Name, err)
 	}
 	if oaisdk.HasError(ev.Error) {
-		return nil, &oaisdk.EventError{Data: e.Data}
+		return nil, &oaisdk.EventError{Data: bytes.Clone(e.Data)}
 	}
 	if ev.Type == "" {
 		ev.Type = e.Name

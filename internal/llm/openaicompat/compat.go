@@ -122,6 +122,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, emit func(llm.Even
 	}
 	defer func() { _ = res.Body.Close() }()
 	d := oaisdk.NewDecoder(res.Body)
+	defer d.Release()
 	s := newChatStream(a, m.cfg.Pricing)
 	for d.Next() && ctx.Err() == nil {
 		data := d.Event().Data

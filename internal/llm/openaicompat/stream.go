@@ -1,6 +1,7 @@
 package openaicompat
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -89,7 +90,7 @@ func (s *chatStream) chunk(data []byte) error {
 		return fmt.Errorf("chunk %d: %w", s.chunks+1, err)
 	}
 	if oaisdk.HasError(c.Error) {
-		return &oaisdk.EventError{Data: data}
+		return &oaisdk.EventError{Data: bytes.Clone(data)}
 	}
 	s.chunks++
 	msg := s.a.Message()

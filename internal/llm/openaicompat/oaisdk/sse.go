@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // MaxLine bounds one line of an event stream: a Responses API terminal event carries the whole
@@ -41,9 +42,33 @@ type Decoder struct {
 	err     error
 }
 
-// NewDecoder returns a decoder reading r.
+// readBuffer is the size of a Decoder's read buffer; longer lines are assembled in Decoder.long.
+const readBuffer = 16 << 10
+
+// maxKept bounds the buffers a released Decoder keeps for the next stream.
+const maxKept = 1 << 20
+
+// decoders holds released decoders: a stream per model request, and the read buffer was the
+// largest allocation of one.
+var decoders = sync.Pool{New: func() any { return &Decoder{r: bufio.NewReaderSize(nil, readBuffer)} }}
+
+// NewDecoder returns a decoder reading r, a released one when there is one. Call Release when
+// done with it.
 func NewDecoder(r io.Reader) *Decoder {
-	return &Decoder{r: bufio.NewReaderSize(r, 16<<10)}
+	d := decoders.Get().(*Decoder)
+	d.r.Reset(r)
+	return d
+}
+
+// Release hands d back for a later stream; neither d nor an Event it returned may be used
+// afterwards.
+func (d *Decoder) Release() {
+	d.r.Reset(nil)
+	if cap(d.data) > maxKept || cap(d.long) > maxKept {
+		return // an unusually large stream: let its buffers go
+	}
+	*d = Decoder{r: d.r, data: d.data[:0], long: d.long[:0]}
+	decoders.Put(d)
 }
 
 // Next reads the next event; false at the end of the body or on an error ([Decoder.Err]).

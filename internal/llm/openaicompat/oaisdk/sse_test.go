@@ -16,13 +16,14 @@ func decodeAll(t *testing.T, body string, split bool) (events []Event, cut *Even
 	if split {
 		r = iotest.OneByteReader(r)
 	}
-	d := NewDecoder(r)
+	d := NewDecoder(r) // from the pool after the first case: Release must reset it
+	defer d.Release()
 	for d.Next() {
 		ev := d.Event()
 		events = append(events, Event{Name: ev.Name, Data: append([]byte(nil), ev.Data...)})
 	}
 	if ev, ok := d.Cut(); ok {
-		cut = &ev
+		cut = &Event{Name: ev.Name, Data: append([]byte(nil), ev.Data...)}
 	}
 	return events, cut, d.Err()
 }
