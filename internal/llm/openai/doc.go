@@ -1,6 +1,7 @@
-// Package openai is the [llm.Model] adapter for OpenAI, on the official openai-go SDK, with the
-// environment ignored (OPENAI_API_KEY and friends are not read: the key comes from [Config])
-// and SDK retries off; retrying is [llm.Retry]'s job.
+// Package openai is the [llm.Model] adapter for OpenAI. It speaks the wire itself on net/http
+// (package oaisdk's client and event-stream decoder), with the environment ignored
+// (OPENAI_API_KEY and friends are not read: the key comes from [Config]) and no retries;
+// retrying is [llm.Retry]'s job.
 //
 // Config.API selects the wire. llm.APIOpenAIChat is Chat Completions, served by package
 // openaicompat in OpenAI's dialect (see its documentation). llm.APIOpenAIResponses (the

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/openai/openai-go/v3/responses"
-
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/openaicompat"
 	"github.com/reinhq/rein/internal/llm/openaicompat/oaisdk"
@@ -46,11 +44,11 @@ func New(cfg Config) (llm.Model, error) {
 	}
 	switch cfg.API {
 	case "", llm.APIOpenAIResponses:
-		opts, err := oaisdk.Options(cfg.BaseURL, cfg.APIKey, cfg.HTTPClient)
+		c, err := oaisdk.NewClient(cfg.BaseURL, cfg.APIKey, cfg.HTTPClient)
 		if err != nil {
-			return nil, errors.New("openai: " + err.Error())
+			return nil, fmt.Errorf("openai: %w", err)
 		}
-		return &responsesModel{cfg: cfg, svc: responses.NewResponseService(opts...)}, nil
+		return &responsesModel{cfg: cfg, client: c}, nil
 	case llm.APIOpenAIChat:
 		m, err := openaicompat.New(openaicompat.Config{
 			Model: cfg.Model, BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, HTTPClient: cfg.HTTPClient,

@@ -4,57 +4,99 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/responses"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/openaicompat/oaisdk"
 )
 
-// buildParams maps a request onto Responses API parameters. The SDK adds "stream": true.
-func buildParams(cfg *Config, req *llm.Request) (responses.ResponseNewParams, *llm.Error) {
-	p := responses.ResponseNewParams{
-		Model: shared.ResponsesModel(cfg.Model),
-		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: inputItems(cfg.Model, req.Messages)},
-		// Nothing is stored server side: history is sent in full, reasoning as encrypted items.
-		Store: param.NewOpt(false),
-	}
-	if req.System != "" {
-		p.Instructions = param.NewOpt(req.System)
-	}
-	schemas, err := oaisdk.ToolSchemas(req.Tools)
-	if err != nil {
-		return p, err
-	}
-	for i, t := range req.Tools {
-		f := &responses.FunctionToolParam{Name: t.Name, Parameters: schemas[i], Strict: param.NewOpt(false)}
-		if t.Description != "" {
-			f.Description = param.NewOpt(t.Description)
+// body is a Responses API request. Nothing is stored server side (store false): the history
+// is sent in full, reasoning as encrypted items.
+type body struct {
+	Model           string         `json:"model"`
+	Input           []any          `json:"input"`
+	Instructions    string         `json:"instructions,omitempty"`
+	Store           bool           `json:"store"`
+	Stream          bool           `json:"stream"`
+	Tools           []functionTool `json:"tools,omitempty"`
+	MaxOutputTokens int            `json:"max_output_tokens,omitempty"`
+	Reasoning       *reasoning     `json:"reasoning,omitempty"`
+	Include         []string       `json:"include,omitempty"`
+	PromptCacheKey  string         `json:"prompt_cache_key,omitempty"`
+}
+
+type functionTool struct {
+	Type        string          `json:"type"` // function
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      bool            `json:"strict"`
+}
+
+type reasoning struct {
+	Effort  string `json:"effort"`
+	Summary string `json:"summary"`
+}
+
+// message is an input message: content is a string or a list of content parts.
+type message struct {
+	Role    string `json:"role"`
+	Content any    `json:"content"`
+}
+
+type inputText struct {
+	Type string `json:"type"` // input_text
+	Text string `json:"text"`
+}
+
+type inputImage struct {
+	Type     string `json:"type"` // input_image
+	Detail   string `json:"detail"`
+	ImageURL string `json:"image_url"`
+}
+
+type functionCall struct {
+	Type      string `json:"type"` // function_call
+	ID        string `json:"id,omitempty"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type functionCallOutput struct {
+	Type   string `json:"type"` // function_call_output
+	CallID string `json:"call_id"`
+	Output any    `json:"output"` // a string, or a list of content parts
+}
+
+// encodeRequest encodes a request as a Responses API body.
+func encodeRequest(cfg *Config, req *llm.Request) ([]byte, *llm.Error) {
+	p := body{Model: cfg.Model, Input: inputItems(cfg.Model, req.Messages), Stream: true,
+		Instructions: req.System, PromptCacheKey: req.SessionID}
+	for _, t := range req.Tools {
+		schema, err := oaisdk.ToolSchema(t)
+		if err != nil {
+			return nil, err
 		}
-		p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: f})
+		p.Tools = append(p.Tools, functionTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: schema})
 	}
-	n := req.MaxTokens
-	if n <= 0 {
-		n = cfg.MaxTokens
-	}
-	if n > 0 {
-		p.MaxOutputTokens = param.NewOpt(int64(n))
+	p.MaxOutputTokens = req.MaxTokens
+	if p.MaxOutputTokens <= 0 {
+		p.MaxOutputTokens = max(cfg.MaxTokens, 0)
 	}
 	if req.Thinking != "" && req.Thinking != llm.ThinkingOff {
-		p.Reasoning = shared.ReasoningParam{Effort: shared.ReasoningEffort(req.Thinking), Summary: shared.ReasoningSummaryAuto}
-		p.Include = []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}
+		p.Reasoning = &reasoning{Effort: string(req.Thinking), Summary: "auto"}
+		p.Include = []string{"reasoning.encrypted_content"}
 	}
-	if req.SessionID != "" {
-		p.PromptCacheKey = param.NewOpt(req.SessionID)
+	b, err := json.Marshal(&p)
+	if err != nil { // only a bug can get here: every value is a string, number or valid JSON
+		return nil, &llm.Error{Kind: llm.KindInvalid, Message: "encoding the request: " + err.Error()}
 	}
-	return p, nil
+	return b, nil
 }
 
 // inputItems maps the healed history onto input items. See the package documentation for what
 // is replayed of earlier assistant messages.
-func inputItems(model string, history []llm.Message) responses.ResponseInputParam {
-	var items responses.ResponseInputParam
+func inputItems(model string, history []llm.Message) []any {
+	items := []any{}
 	for _, m := range llm.Heal(history) {
 		switch m.Role {
 		case llm.RoleUser:
@@ -68,25 +110,28 @@ func inputItems(model string, history []llm.Message) responses.ResponseInputPara
 	return items
 }
 
-func userItem(parts []llm.Part) responses.ResponseInputItemUnionParam {
-	var content responses.ResponseInputMessageContentListParam
-	var texts []string
-	images := false
+// contentList returns the text and image parts of parts as input content, and whether there
+// is an image among them.
+func contentList(parts []llm.Part) (list []any, texts []string, images bool) {
 	for _, p := range parts {
 		switch p.Type {
 		case llm.PartText:
 			texts = append(texts, p.Text)
-			content = append(content, responses.ResponseInputContentUnionParam{OfInputText: &responses.ResponseInputTextParam{Text: p.Text}})
+			list = append(list, inputText{Type: "input_text", Text: p.Text})
 		case llm.PartImage:
 			images = true
-			content = append(content, responses.ResponseInputContentUnionParam{OfInputImage: &responses.ResponseInputImageParam{
-				Detail: responses.ResponseInputImageDetailAuto, ImageURL: param.NewOpt(oaisdk.DataURL(p))}})
+			list = append(list, inputImage{Type: "input_image", Detail: "auto", ImageURL: oaisdk.DataURL(p)})
 		}
 	}
+	return list, texts, images
+}
+
+func userItem(parts []llm.Part) message {
+	list, texts, images := contentList(parts)
 	if !images {
-		return responses.ResponseInputItemParamOfMessage(strings.Join(texts, "\n"), responses.EasyInputMessageRoleUser)
+		return message{Role: "user", Content: strings.Join(texts, "\n")}
 	}
-	return responses.ResponseInputItemParamOfMessage(content, responses.EasyInputMessageRoleUser)
+	return message{Role: "user", Content: list}
 }
 
 // storedReasoning is the part of a reasoning output item kept in a thinking part's Signature.
@@ -108,17 +153,11 @@ func replayableReasoning(sig string) (r storedReasoning, ok bool) {
 	return r, r.Type == "reasoning" && r.ID != "" && r.EncryptedContent != ""
 }
 
-// raw wraps JSON the SDK's typed parameters cannot express (required empty arrays) as an item.
-func raw(v any) responses.ResponseInputItemUnionParam {
-	b, _ := json.Marshal(v)
-	return param.Override[responses.ResponseInputItemUnionParam](json.RawMessage(b))
-}
-
 // assistantItems maps an assistant message. Its reasoning is replayed, with the output item ids
 // of its text and tool calls, only when the message came from this very model through the
 // Responses API and carries encrypted reasoning; otherwise thinking is dropped and text and
 // calls go back without item ids (plain input items, always accepted).
-func assistantItems(model string, m *llm.Message) []responses.ResponseInputItemUnionParam {
+func assistantItems(model string, m *llm.Message) []any {
 	replay := false
 	if m.Provider == llm.ProviderOpenAI && m.API == llm.APIOpenAIResponses && m.Model == model {
 		for _, p := range m.Content {
@@ -127,7 +166,7 @@ func assistantItems(model string, m *llm.Message) []responses.ResponseInputItemU
 			}
 		}
 	}
-	var items []responses.ResponseInputItemUnionParam
+	var items []any
 	for _, p := range m.Content {
 		switch p.Type {
 		case llm.PartThinking:
@@ -139,28 +178,28 @@ func assistantItems(model string, m *llm.Message) []responses.ResponseInputItemU
 			for _, s := range r.Summary {
 				summary = append(summary, map[string]string{"type": "summary_text", "text": s.Text})
 			}
-			items = append(items, raw(map[string]any{"type": "reasoning", "id": r.ID,
-				"summary": summary, "encrypted_content": r.EncryptedContent}))
+			items = append(items, map[string]any{"type": "reasoning", "id": r.ID,
+				"summary": summary, "encrypted_content": r.EncryptedContent})
 		case llm.PartText:
 			if p.Text == "" {
 				continue
 			}
 			if replay && p.Signature != "" {
-				items = append(items, raw(map[string]any{"type": "message", "role": "assistant", "id": p.Signature,
-					"status": "completed", "content": []map[string]any{{"type": "output_text", "text": p.Text, "annotations": []any{}}}}))
+				items = append(items, map[string]any{"type": "message", "role": "assistant", "id": p.Signature,
+					"status": "completed", "content": []map[string]any{{"type": "output_text", "text": p.Text, "annotations": []any{}}}})
 				continue
 			}
-			items = append(items, responses.ResponseInputItemParamOfMessage(p.Text, responses.EasyInputMessageRoleAssistant))
+			items = append(items, message{Role: "assistant", Content: p.Text})
 		case llm.PartToolCall:
 			if p.Call == nil {
 				continue
 			}
-			fc := &responses.ResponseFunctionToolCallParam{CallID: p.Call.ID, Name: p.Call.Name,
+			fc := functionCall{Type: "function_call", CallID: p.Call.ID, Name: p.Call.Name,
 				Arguments: oaisdk.HistoryArguments(p.Call.Arguments)}
-			if replay && p.Signature != "" {
-				fc.ID = param.NewOpt(p.Signature)
+			if replay {
+				fc.ID = p.Signature
 			}
-			items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCall: fc})
+			items = append(items, fc)
 		}
 	}
 	return items
@@ -168,26 +207,13 @@ func assistantItems(model string, m *llm.Message) []responses.ResponseInputItemU
 
 // toolOutput maps a tool result onto a function_call_output: its text, or a list of text and
 // images when it has images.
-func toolOutput(m *llm.Message) responses.ResponseInputItemUnionParam {
-	out := &responses.ResponseInputItemFunctionCallOutputParam{CallID: param.NewOpt(m.ToolCallID)}
-	var list responses.ResponseFunctionCallOutputItemListParam
-	var texts []string
-	images := false
-	for _, p := range m.Content {
-		switch p.Type {
-		case llm.PartText:
-			texts = append(texts, p.Text)
-			list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: p.Text}})
-		case llm.PartImage:
-			images = true
-			list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputImage: &responses.ResponseInputImageContentParam{
-				Detail: responses.ResponseInputImageContentDetailAuto, ImageURL: param.NewOpt(oaisdk.DataURL(p))}})
-		}
-	}
+func toolOutput(m *llm.Message) functionCallOutput {
+	out := functionCallOutput{Type: "function_call_output", CallID: m.ToolCallID}
+	list, texts, images := contentList(m.Content)
 	if images {
-		out.Output.OfResponseFunctionCallOutputItemArray = list
+		out.Output = list
 	} else {
-		out.Output.OfString = param.NewOpt(strings.Join(texts, "\n"))
+		out.Output = strings.Join(texts, "\n")
 	}
-	return responses.ResponseInputItemUnionParam{OfFunctionCallOutput: out}
+	return out
 }

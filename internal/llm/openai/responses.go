@@ -1,13 +1,13 @@
 package openai
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"time"
-
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/openaicompat/oaisdk"
@@ -16,8 +16,8 @@ import (
 
 // responsesModel streams the Responses API.
 type responsesModel struct {
-	cfg Config
-	svc responses.ResponseService
+	cfg    Config
+	client *oaisdk.Client
 }
 
 // Stream streams one assistant turn. See the package documentation for the contract.
@@ -27,7 +27,7 @@ func (m *responsesModel) Stream(ctx context.Context, req *llm.Request, emit func
 	a := oaisdk.NewAssembler(msg, emit)
 	defer oaisdk.Guard(a, &out, m.cfg.APIKey)
 
-	params, perr := buildParams(&m.cfg, req)
+	body, perr := encodeRequest(&m.cfg, req)
 	if perr != nil {
 		return a.Fail(perr)
 	}
@@ -35,18 +35,29 @@ func (m *responsesModel) Stream(ctx context.Context, req *llm.Request, emit func
 		return a.Fail(llm.TransportError(ctx, ctx.Err()))
 	}
 	x := watchdog.New(m.cfg.Timeouts)
-	stream := m.svc.NewStreaming(ctx, params, option.WithMiddleware(x.Middleware))
-	defer stream.Close()
+	getBody := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	res, err := m.client.Post(ctx, "responses", int64(len(body)), getBody, x)
+	if err != nil {
+		return a.Fail(oaisdk.StreamError(ctx, x, err, m.cfg.APIKey))
+	}
+	defer func() { _ = res.Body.Close() }()
+	d := oaisdk.NewDecoder(res.Body)
+	defer d.Release()
 	s := &responseStream{a: a, key: m.cfg.APIKey, pricing: m.cfg.Pricing, items: map[string]*outputItem{}}
-	for stream.Next() {
-		if ctx.Err() != nil {
+	for d.Next() && ctx.Err() == nil {
+		ev := d.Event()
+		if bytes.HasPrefix(ev.Data, []byte("[DONE]")) {
 			break
 		}
-		if final := s.event(stream.Current()); final != nil {
+		final, err := s.decode(ev)
+		if err != nil {
+			return a.Fail(oaisdk.StreamError(ctx, x, err, m.cfg.APIKey))
+		}
+		if final != nil {
 			return final
 		}
 	}
-	if err := stream.Err(); err != nil || ctx.Err() != nil {
+	if err := d.Err(); err != nil || ctx.Err() != nil {
 		return a.Fail(oaisdk.StreamError(ctx, x, err, m.cfg.APIKey))
 	}
 	return a.Fail(llm.IncompleteStream(ctx, "the stream ended before response.completed"))
@@ -77,8 +88,30 @@ func (s *responseStream) item(id, kind string) *outputItem {
 	return it
 }
 
+// decode decodes and applies one event and returns the final message when the event ends the
+// response. Malformed JSON is an error, and so is an event with a top-level error object.
+func (s *responseStream) decode(e oaisdk.Event) (*llm.Message, error) {
+	var ev streamEvent
+	if err := json.Unmarshal(e.Data, &ev); err != nil {
+		return nil, fmt.Errorf("event %q: %w", e.Name, err)
+	}
+	if oaisdk.HasError(ev.Error) {
+		return nil, &oaisdk.EventError{Data: bytes.Clone(e.Data)}
+	}
+	if ev.Type == "" {
+		ev.Type = e.Name
+	}
+	if raw := ev.Item; len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &ev.item); err != nil {
+			return nil, fmt.Errorf("event %q: item: %w", ev.Type, err)
+		}
+		ev.item.raw = raw
+	}
+	return s.event(&ev), nil
+}
+
 // event applies one event and returns the final message when the event ends the response.
-func (s *responseStream) event(ev responses.ResponseStreamEventUnion) *llm.Message {
+func (s *responseStream) event(ev *streamEvent) *llm.Message {
 	msg := s.a.Message()
 	switch ev.Type {
 	case "response.created", "response.in_progress":
@@ -86,10 +119,10 @@ func (s *responseStream) event(ev responses.ResponseStreamEventUnion) *llm.Messa
 			msg.ResponseID = ev.Response.ID
 		}
 	case "response.output_item.added":
-		it := ev.Item
+		it := &ev.item
 		switch it.Type {
 		case "function_call":
-			s.startCall(&it)
+			s.startCall(it)
 		case "message", "reasoning":
 			s.item(it.ID, it.Type)
 		}
@@ -125,7 +158,7 @@ func (s *responseStream) event(ev responses.ResponseStreamEventUnion) *llm.Messa
 			s.completeArgs(it, ev.Arguments)
 		}
 	case "response.output_item.done":
-		s.itemDone(&ev.Item)
+		s.itemDone(&ev.item)
 	case "response.completed":
 		s.usage(&ev.Response)
 		s.a.Message().FinishReason = "completed"
@@ -136,7 +169,7 @@ func (s *responseStream) event(ev responses.ResponseStreamEventUnion) *llm.Messa
 	case "response.incomplete":
 		s.usage(&ev.Response)
 		s.a.Message().FinishReason = ev.Response.IncompleteDetails.Reason
-		if r := ev.Response.IncompleteDetails.Reason; r == "content_filter" {
+		if ev.Response.IncompleteDetails.Reason == "content_filter" {
 			return s.a.Fail(&llm.Error{Kind: llm.KindInvalid,
 				Message: "the provider's content filter stopped the response (incomplete: content_filter)"})
 		}
@@ -144,15 +177,15 @@ func (s *responseStream) event(ev responses.ResponseStreamEventUnion) *llm.Messa
 	case "response.failed":
 		s.usage(&ev.Response)
 		e := ev.Response.Error
-		return s.a.Fail(oaisdk.Redact(oaisdk.StreamFailure(string(e.Code), e.Type, e.Message), s.key))
+		return s.a.Fail(oaisdk.Redact(oaisdk.StreamFailure(oaisdk.Code(e.Code), e.Type, e.Message), s.key))
 	case "error":
-		return s.a.Fail(oaisdk.Redact(oaisdk.StreamFailure(ev.Code, "", ev.Message), s.key))
+		return s.a.Fail(oaisdk.Redact(oaisdk.StreamFailure(oaisdk.Code(ev.Code), "", ev.Message), s.key))
 	}
 	return nil
 }
 
 // startCall opens the block of a function_call item.
-func (s *responseStream) startCall(it *responses.ResponseOutputItemUnion) *outputItem {
+func (s *responseStream) startCall(it *item) *outputItem {
 	st := s.item(it.ID, "function_call")
 	if st.part >= 0 {
 		return st
@@ -166,7 +199,7 @@ func (s *responseStream) startCall(it *responses.ResponseOutputItemUnion) *outpu
 	}
 	st.part = s.a.StartCall(id, it.Name)
 	s.a.SetSignature(st.part, it.ID)
-	s.a.Append(st.part, it.Arguments.OfString)
+	s.a.Append(st.part, it.Arguments)
 	return st
 }
 
@@ -180,11 +213,11 @@ func (s *responseStream) completeArgs(it *outputItem, full string) {
 }
 
 // itemDone ends an output item's block, filling in content that came only with the done event.
-func (s *responseStream) itemDone(it *responses.ResponseOutputItemUnion) {
+func (s *responseStream) itemDone(it *item) {
 	switch it.Type {
 	case "function_call":
 		st := s.startCall(it)
-		s.completeArgs(st, it.Arguments.OfString)
+		s.completeArgs(st, it.Arguments)
 		s.a.End(st.part)
 	case "message":
 		st := s.item(it.ID, "message")
@@ -203,7 +236,7 @@ func (s *responseStream) itemDone(it *responses.ResponseOutputItemUnion) {
 		st := s.item(it.ID, "reasoning")
 		sig := ""
 		if it.EncryptedContent != "" {
-			sig = it.RawJSON()
+			sig = string(it.raw)
 		}
 		if st.part < 0 {
 			var texts []string
@@ -222,10 +255,66 @@ func (s *responseStream) itemDone(it *responses.ResponseOutputItemUnion) {
 	}
 }
 
-func (s *responseStream) usage(r *responses.Response) {
-	if !r.JSON.Usage.Valid() {
+func (s *responseStream) usage(r *response) {
+	u := r.Usage
+	if u == nil {
 		return
 	}
-	u := r.Usage
 	s.a.Message().Usage = oaisdk.Usage(u.InputTokens, u.OutputTokens, u.InputTokensDetails.CachedTokens, s.pricing)
+}
+
+// streamEvent is the part of a Responses stream event the adapter reads; which fields are set
+// depends on its type. Unknown fields are ignored.
+type streamEvent struct {
+	Type         string          `json:"type"`
+	ItemID       string          `json:"item_id"`
+	Delta        string          `json:"delta"`
+	SummaryIndex int64           `json:"summary_index"`
+	Arguments    string          `json:"arguments"`
+	Item         json.RawMessage `json:"item"`
+	Response     response        `json:"response"`
+	Code         json.RawMessage `json:"code"` // string, number or null
+	Message      string          `json:"message"`
+	Error        json.RawMessage `json:"error"`
+
+	item item // Item, decoded
+}
+
+// item is an output item.
+type item struct {
+	Type             string `json:"type"`
+	ID               string `json:"id"`
+	CallID           string `json:"call_id"`
+	Name             string `json:"name"`
+	Arguments        string `json:"arguments"`
+	EncryptedContent string `json:"encrypted_content"`
+	Content          []struct {
+		Type    string `json:"type"`
+		Text    string `json:"text"`
+		Refusal string `json:"refusal"`
+	} `json:"content"`
+	Summary []struct {
+		Text string `json:"text"`
+	} `json:"summary"`
+
+	raw json.RawMessage // the item as received
+}
+
+type response struct {
+	ID    string `json:"id"`
+	Usage *struct {
+		InputTokens        int64 `json:"input_tokens"`
+		OutputTokens       int64 `json:"output_tokens"`
+		InputTokensDetails struct {
+			CachedTokens int64 `json:"cached_tokens"`
+		} `json:"input_tokens_details"`
+	} `json:"usage"`
+	IncompleteDetails struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details"`
+	Error struct {
+		Code    json.RawMessage `json:"code"`
+		Type    string          `json:"type"`
+		Message string          `json:"message"`
+	} `json:"error"`
 }

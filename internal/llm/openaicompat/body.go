@@ -3,17 +3,8 @@ package openaicompat
 import (
 	"bytes"
 	"io"
-	"net/http"
 	"sync"
-
-	"github.com/openai/openai-go/v3/option"
 )
-
-// placeholder is the body handed to the SDK. Its NewStreaming sets "stream": true on every
-// body with sjson, which scans the body and copies it whole; on a long session that was a
-// copy of hundreds of kilobytes per request. The SDK rewrites this placeholder instead, and
-// bodySwap puts the body the adapter encoded ("stream": true included) in its place.
-var placeholder = []byte("{}")
 
 // bodyBuffer holds the buffer of the previous request's body, for the next one to encode
 // into: the body grows with the history, and allocating it afresh every request was the
@@ -46,8 +37,7 @@ func (p *bodyBuffer) put(b []byte) {
 	p.mu.Unlock()
 }
 
-// bodyLease sends one encoded body: its middleware replaces the placeholder with readers of
-// body, and the buffer goes back to pool when the request is over (end) and every reader
+// bodyLease sends one encoded body: its reader method hands the transport readers of body, and the buffer goes back to pool when the request is over (end) and every reader
 // handed to the transport is closed. net/http closes a request body once it is done with it,
 // on success and on every error.
 type bodyLease struct {
@@ -57,17 +47,6 @@ type bodyLease struct {
 	mu    sync.Mutex
 	open  int  // readers handed out and not yet closed
 	ended bool // the request is over: no more readers are handed out
-}
-
-// middleware swaps the body in: the request the SDK built carries the placeholder.
-func (l *bodyLease) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	if req.Body != nil {
-		_ = req.Body.Close()
-	}
-	req.ContentLength = int64(len(l.body))
-	req.GetBody = l.reader
-	req.Body, _ = l.reader()
-	return next(req)
 }
 
 func (l *bodyLease) reader() (io.ReadCloser, error) {

@@ -1,13 +1,12 @@
 package openaicompat
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
-
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/openaicompat/oaisdk"
@@ -43,7 +42,7 @@ func OpenAI() Compat {
 type Config struct {
 	// Model is the model id sent to the server (required).
 	Model string
-	// BaseURL is the API root the SDK appends "chat/completions" to, for example
+	// BaseURL is the API root "chat/completions" is resolved against, for example
 	// http://localhost:11434/v1 (required).
 	BaseURL string
 	// APIKey is sent as a bearer token. Empty sends no Authorization header.
@@ -66,7 +65,7 @@ type Config struct {
 // Model streams Chat Completions. It implements [llm.Model].
 type Model struct {
 	cfg     Config
-	svc     sdk.ChatCompletionService
+	client  *oaisdk.Client
 	schemas schemaCache
 	msgs    msgCache
 	bodies  bodyBuffer
@@ -93,11 +92,11 @@ func New(cfg Config) (*Model, error) {
 	if cfg.Provider == "" {
 		cfg.Provider = llm.ProviderOpenAICompat
 	}
-	opts, err := oaisdk.Options(cfg.BaseURL, cfg.APIKey, cfg.HTTPClient)
+	c, err := oaisdk.NewClient(cfg.BaseURL, cfg.APIKey, cfg.HTTPClient)
 	if err != nil {
-		return nil, errors.New("openaicompat: " + err.Error())
+		return nil, fmt.Errorf("openaicompat: %w", err)
 	}
-	return &Model{cfg: cfg, svc: sdk.NewChatCompletionService(opts...)}, nil
+	return &Model{cfg: cfg, client: c}, nil
 }
 
 // Stream streams one assistant turn. See the package documentation for the contract.
@@ -117,20 +116,33 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, emit func(llm.Even
 		return a.Fail(llm.TransportError(ctx, ctx.Err()))
 	}
 	x := watchdog.New(m.cfg.Timeouts)
-	tail := &sseTail{}
-	// The SDK sets "stream": true on the placeholder; the lease's middleware sends the body.
-	stream := m.svc.NewStreaming(ctx, sdk.ChatCompletionNewParams{}, option.WithRequestBody("application/json", placeholder),
-		option.WithMiddleware(lease.middleware), option.WithMiddleware(tail.middleware), option.WithMiddleware(x.Middleware))
-	defer stream.Close()
-	s := newChatStream(a, m.cfg.Pricing)
-	for stream.Next() {
-		if ctx.Err() != nil {
-			break
-		}
-		s.chunk(stream.Current())
-	}
-	if err := stream.Err(); err != nil || ctx.Err() != nil {
+	res, err := m.client.Post(ctx, "chat/completions", int64(len(body)), lease.reader, x)
+	if err != nil {
 		return a.Fail(oaisdk.StreamError(ctx, x, err, m.cfg.APIKey))
 	}
-	return s.finish(tail)
+	defer func() { _ = res.Body.Close() }()
+	d := oaisdk.NewDecoder(res.Body)
+	defer d.Release()
+	s := newChatStream(a, m.cfg.Pricing)
+	for d.Next() && ctx.Err() == nil {
+		data := d.Event().Data
+		if bytes.HasPrefix(data, done) {
+			s.done = true
+			break
+		}
+		if err := s.chunk(data); err != nil {
+			return a.Fail(oaisdk.StreamError(ctx, x, err, m.cfg.APIKey))
+		}
+	}
+	if err := d.Err(); err != nil || ctx.Err() != nil {
+		return a.Fail(oaisdk.StreamError(ctx, x, err, m.cfg.APIKey))
+	}
+	if ev, cut := d.Cut(); cut {
+		s.done = s.done || bytes.HasPrefix(ev.Data, done) // an unterminated "data: [DONE]"
+		s.cut = !s.done
+	}
+	return s.finish()
 }
+
+// done is the data of the event that ends a chat stream.
+var done = []byte("[DONE]")

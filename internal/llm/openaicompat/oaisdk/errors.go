@@ -12,21 +12,30 @@ import (
 	"strings"
 	"time"
 
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/ssestream"
-
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/watchdog"
 )
 
-// Classify turns an error returned by the SDK — when opening the request or while reading the
-// stream — into an [*llm.Error]. ctx is the caller's context (cancellation means abort);
+// EventError is an error object the server sent as an event of a 200 stream (an event whose
+// JSON has a non-null top-level "error"); Data is the event's data.
+type EventError struct{ Data []byte }
+
+func (e *EventError) Error() string {
+	return "the server sent an error in the stream: " + ErrorText(string(e.Data))
+}
+
+// HasError reports whether raw, the value of an event's top-level "error" field, says the
+// server failed: present and not null.
+func HasError(raw json.RawMessage) bool {
+	return len(raw) > 0 && string(raw) != "null"
+}
+
+// Classify turns an error met when opening the request or while reading the stream into an [*llm.Error]. ctx is the caller's context (cancellation means abort);
 // apiKey is removed from the message.
 func Classify(ctx context.Context, err error, apiKey string) *llm.Error {
 	var e *llm.Error
 	var httpErr *HTTPError
-	var apiErr *sdk.Error
-	var streamErr *ssestream.StreamError
+	var streamErr *EventError
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
 	var wd *watchdog.Error
@@ -37,15 +46,8 @@ func Classify(ctx context.Context, err error, apiKey string) *llm.Error {
 		e = wd.LLM()
 	case errors.As(err, &httpErr):
 		e = httpFailure(httpErr.Status, httpErr.Body, httpErr.Header)
-	case errors.As(err, &apiErr):
-		// Not expected (the middleware answers first), but keep the status if it happens.
-		var h http.Header
-		if apiErr.Response != nil {
-			h = apiErr.Response.Header
-		}
-		e = httpFailure(apiErr.StatusCode, apiErr.RawJSON(), h)
 	case errors.As(err, &streamErr):
-		e = streamFailureJSON(streamErr.Event.Data)
+		e = streamFailureJSON(streamErr.Data)
 	case errors.As(err, &syntaxErr), errors.As(err, &typeErr), errors.Is(err, bufio.ErrTooLong):
 		e = &llm.Error{Kind: llm.KindProtocol, Message: "malformed stream: " + err.Error()}
 	default:
@@ -79,13 +81,17 @@ type errorBody struct {
 	Error   json.RawMessage `json:"error"`
 }
 
-func (b *errorBody) code() string {
+func (b *errorBody) code() string { return Code(b.Code) }
+
+// Code returns an error code sent as a string, a number or null: the string, the number's
+// text, or "".
+func Code(raw json.RawMessage) string {
 	var s string
-	if json.Unmarshal(b.Code, &s) == nil {
+	if json.Unmarshal(raw, &s) == nil {
 		return s
 	}
-	if len(b.Code) > 0 && string(b.Code) != "null" {
-		return string(b.Code)
+	if len(raw) > 0 && string(raw) != "null" {
+		return string(raw)
 	}
 	return ""
 }

@@ -1,8 +1,12 @@
 package oaisdk
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -12,10 +16,8 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/ssestream"
-
 	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/llm/watchdog"
 )
 
 func TestRetryAfter(t *testing.T) {
@@ -94,7 +96,9 @@ func TestClassify(t *testing.T) {
 		kind llm.ErrorKind
 	}{
 		{"http", bg, &HTTPError{Status: 401, Body: `{"error":{"message":"bad key ` + key + `"}}`}, llm.KindAuth},
-		{"stream error", bg, &ssestream.StreamError{Message: "x", Event: ssestream.Event{Data: []byte(`{"error":{"message":"overloaded ` + key + `","type":"server_error"}}`)}}, llm.KindOverloaded},
+		{"stream error", bg, &EventError{Data: []byte(`{"error":{"message":"overloaded ` + key + `","type":"server_error"}}`)}, llm.KindOverloaded},
+		{"malformed", bg, fmt.Errorf("chunk 1: %w", json.Unmarshal([]byte(`{"x":`), new(any))), llm.KindProtocol},
+		{"too long", bg, fmt.Errorf("line: %w", bufio.ErrTooLong), llm.KindProtocol},
 		{"cut", bg, io.ErrUnexpectedEOF, llm.KindNetwork},
 		{"transport", bg, errors.New("dial tcp: connection refused " + key), llm.KindNetwork},
 		{"cancelled", cancelled, errors.New("context canceled"), llm.KindAborted},
@@ -180,20 +184,84 @@ func TestGuard(t *testing.T) {
 	}
 }
 
-func TestOptions(t *testing.T) {
+func TestNewClient(t *testing.T) {
 	for _, u := range []string{"", "localhost:8080", "ftp://x", "http://"} {
-		if _, err := Options(u, "", nil); err == nil {
-			t.Errorf("Options(%q) succeeded", u)
+		if _, err := NewClient(u, "", nil); err == nil {
+			t.Errorf("NewClient(%q) succeeded", u)
 		}
 	}
-	if _, err := Options("http://localhost:8080/v1", "", nil); err != nil {
-		t.Error(err)
+	for base, want := range map[string]string{
+		"http://localhost:8080/v1":    "http://localhost:8080/v1/chat/completions",
+		"http://localhost:8080/v1/":   "http://localhost:8080/v1/chat/completions",
+		"https://h/api/openai/v1?x=1": "https://h/api/openai/v1/chat/completions",
+		"http://localhost:8080":       "http://localhost:8080/chat/completions",
+		"http://h/a%2Fb/v1":           "http://h/a%2Fb/v1/chat/completions",
+	} {
+		c, err := NewClient(base, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.URL("chat/completions"); got != want {
+			t.Errorf("URL under %s = %s, want %s", base, got, want)
+		}
 	}
 }
 
-// TestStreamConnectionReused checks that consecutive streams use one connection: the SDK
-// closes a body it stopped reading at "[DONE]", and drainBody reads the rest so net/http keeps
-// the connection.
+// TestPostHeaders checks what a request carries: the bearer key (none when empty), the JSON
+// body, the content type and rein's user agent.
+func TestPostHeaders(t *testing.T) {
+	var got http.Header
+	var body string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		b, _ := io.ReadAll(r.Body)
+		body = string(b)
+	}))
+	defer srv.Close()
+	for _, key := range []string{"sk-1", ""} {
+		c, _ := NewClient(srv.URL, key, nil)
+		res, err := c.Post(context.Background(), "x", 2, bodyOf("{}"), watchdog.New(watchdog.Limits{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if a := got.Get("Authorization"); (key == "" && a != "") || (key != "" && a != "Bearer "+key) {
+			t.Errorf("key %q: Authorization %q", key, a)
+		}
+		if got.Get("Content-Type") != "application/json" || got.Get("User-Agent") != "rein" || body != "{}" {
+			t.Errorf("headers %v, body %q", got, body)
+		}
+	}
+}
+
+// TestPostHTTPError checks that an error status becomes an *HTTPError with its body and
+// headers, which Classify reads.
+func TestPostHTTPError(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("retry-after-ms", "1500")
+		w.WriteHeader(429)
+		io.WriteString(w, `{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}`)
+	}))
+	defer srv.Close()
+	c, _ := NewClient(srv.URL, "k", nil)
+	_, err := c.Post(context.Background(), "x", 2, bodyOf("{}"), watchdog.New(watchdog.Limits{}))
+	var he *HTTPError
+	if !errors.As(err, &he) || he.Status != 429 {
+		t.Fatalf("err %v, want an *HTTPError 429", err)
+	}
+	e := Classify(context.Background(), err, "k")
+	if e.Kind != llm.KindRateLimit || !e.Retryable || e.RetryAfter() != 1500*time.Millisecond || !strings.Contains(e.Message, "slow down") {
+		t.Errorf("classified %+v", e)
+	}
+}
+
+func bodyOf(s string) func() (io.ReadCloser, error) {
+	return func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(s)), nil }
+}
+
+// TestStreamConnectionReused checks that consecutive streams use one connection: the adapters
+// close a body they stopped reading at "[DONE]", and drainBody reads the rest so net/http
+// keeps the connection.
 func TestStreamConnectionReused(t *testing.T) {
 	var mu sync.Mutex
 	conns := 0
@@ -214,19 +282,22 @@ func TestStreamConnectionReused(t *testing.T) {
 	}
 	srv.Start()
 	defer srv.Close()
-	opts, err := Options(srv.URL, "", &http.Client{Transport: &http.Transport{}})
+	c, err := NewClient(srv.URL, "", &http.Client{Transport: &http.Transport{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := sdk.NewChatCompletionService(opts...)
 	for range 5 {
-		st := svc.NewStreaming(context.Background(), sdk.ChatCompletionNewParams{Model: "m"})
-		for st.Next() {
-		}
-		if err := st.Err(); err != nil {
+		res, err := c.Post(context.Background(), "chat/completions", 2, bodyOf("{}"), watchdog.New(watchdog.Limits{}))
+		if err != nil {
 			t.Fatal(err)
 		}
-		st.Close()
+		d := NewDecoder(res.Body)
+		for d.Next() && !bytes.HasPrefix(d.Event().Data, []byte("[DONE]")) {
+		}
+		if err := d.Err(); err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
 	}
 	mu.Lock()
 	defer mu.Unlock()

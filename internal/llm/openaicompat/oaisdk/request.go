@@ -1,29 +1,29 @@
 package oaisdk
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/reinhq/rein/internal/llm"
 )
 
-// ToolSchemas decodes the JSON schemas of tools into the maps the SDK's tool parameters take.
-// An empty schema becomes an object schema without properties; invalid JSON is an
-// llm.KindInvalid error naming the tool.
-func ToolSchemas(tools []llm.ToolSpec) ([]map[string]any, *llm.Error) {
-	out := make([]map[string]any, len(tools))
-	for i, t := range tools {
-		if len(strings.TrimSpace(string(t.Schema))) == 0 {
-			out[i] = map[string]any{"type": "object", "properties": map[string]any{}}
-			continue
-		}
-		if err := json.Unmarshal(t.Schema, &out[i]); err != nil || out[i] == nil {
-			return nil, &llm.Error{Kind: llm.KindInvalid, Message: fmt.Sprintf("tool %q: the schema is not a JSON object", t.Name)}
-		}
+// emptySchema is the schema of a tool that declares none.
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// ToolSchema returns the JSON schema of t as sent: its own when it is a JSON object, an object
+// schema without properties when it is empty, and otherwise an llm.KindInvalid error naming
+// the tool.
+func ToolSchema(t llm.ToolSpec) (json.RawMessage, *llm.Error) {
+	s := bytes.TrimSpace(t.Schema)
+	if len(s) == 0 {
+		return emptySchema, nil
 	}
-	return out, nil
+	if s[0] != '{' || !json.Valid(s) {
+		return nil, &llm.Error{Kind: llm.KindInvalid, Message: fmt.Sprintf("tool %q: the schema is not a JSON object", t.Name)}
+	}
+	return s, nil
 }
 
 // DataURL returns an image part as a base64 data URL.
