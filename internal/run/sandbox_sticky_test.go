@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,11 +14,11 @@ import (
 	"github.com/reinhq/rein/internal/system"
 )
 
-// escapeProbe is a required verification command that passes only in the OS sandbox: it
-// tries to create a file three levels above the directory it runs in — $REIN_HOME from a
-// ticket's worktree, $REIN_HOME/worktrees from its clean checkout — which the sandbox
-// refuses and the host allows.
-var escapeProbe = Verification{Argv: []string{"/bin/sh", "-c", "! touch ../../../escape-probe 2>/dev/null"}, Required: true}
+// hiddenProbe is a required verification command that passes only in the OS sandbox: it
+// must fail to read probe-secret.txt three levels above the directory it runs in —
+// $REIN_HOME from a ticket's worktree, $REIN_HOME/worktrees from its clean checkout, where
+// the test puts one — which the sandbox hides and the host shows.
+var hiddenProbe = Verification{Argv: []string{"/bin/sh", "-c", "! cat ../../../probe-secret.txt 2>/dev/null"}, Required: true}
 
 // TestSandboxIsPartOfTheRun: the first `rein run next --sandbox` records the run's sandbox
 // decision; every later invocation without --sandbox still runs the approved commands in the
@@ -31,7 +30,7 @@ func TestSandboxIsPartOfTheRun(t *testing.T) {
 	requireSandbox(t)
 	pm := &parallelModels{plan: parallelPlan("{id: t1, title: F1, specItemIds: [r1], dependsOn: []}", "{id: t2, title: F2, specItemIds: [r2], dependsOn: [t1]}"),
 		writers: fileWriter(1, false) + fileWriter(2, false)}
-	env, id := startRunWith(t, func(p *Profile) { p.Verification = map[string]Verification{"probe": escapeProbe} })
+	env, id := startRunWith(t, func(p *Profile) { p.Verification = map[string]Verification{"probe": hiddenProbe} })
 	env.Agents = testAgents(env.Home, pm.model)
 	if rep, err := Status(env, id); err != nil || rep.Sandbox.Sandboxed {
 		t.Fatalf("a new run's sandbox = %+v, %v", rep.Sandbox, err)
@@ -74,7 +73,11 @@ func TestSandboxIsPartOfTheRun(t *testing.T) {
 		t.Fatalf("the refused invocations wrote %d records", n-before)
 	}
 
-	// rein run resume, without --sandbox: the tickets' commands run sandboxed.
+	// rein run resume, without --sandbox: the tickets' commands run sandboxed (unsandboxed,
+	// the probe would read these and fail).
+	for _, dir := range []string{env.Home, filepath.Join(env.Home, "worktrees")} {
+		write(t, filepath.Join(dir, "probe-secret.txt"), "secret\n")
+	}
 	if _, err := Resume(context.Background(), plain, id); err != nil {
 		t.Fatalf("resume = %v\n%s", err, ticketStatusText(env, id))
 	}
@@ -100,11 +103,6 @@ func TestSandboxIsPartOfTheRun(t *testing.T) {
 		art := readProjectFile(t, rep.Project, v.Artifact.Path)
 		if !strings.Contains(art, `"sandboxed": true`) {
 			t.Errorf("%s does not say sandboxed:\n%s", v.Artifact.Path, art)
-		}
-	}
-	for _, dir := range []string{env.Home, filepath.Join(env.Home, "worktrees")} {
-		if _, err := os.Stat(filepath.Join(dir, "escape-probe")); err == nil {
-			t.Errorf("an approved command wrote %s", filepath.Join(dir, "escape-probe"))
 		}
 	}
 
