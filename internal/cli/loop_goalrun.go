@@ -29,6 +29,9 @@ func (r *loopRuns) Advance(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	if err := sandboxCommands(&env, false); err != nil { // the settings' "sandbox", or the run's recorded one
+		return err
+	}
 	if rep, _ := delivery.Status(env, id); rep != nil && rep.State == delivery.StateInterrupted {
 		_, err = delivery.Resume(ctx, env, id)
 		return err

@@ -41,10 +41,15 @@
 //
 // The run ledger holds state and artifact references only — never requirement text, prompts or
 // transcripts. Kinds: run.started {project, artifacts}, stage.started / stage.completed
-// {stage, attempt, ...}, preflight.result {checks, gaps, artifact}, run.blocked {blockers},
-// run.aborted {reason}, stage.attempt (see Research), lock.amended (see Relock), and those of
-// the stages after the tickets (see After the tickets). Every record is fsynced before the
-// command reports it.
+// {stage, attempt, ...}, preflight.result {checks, gaps, artifact}, run.blocked {blockers,
+// schema} (schema 2: a blocker recorded for one ticket names it in [Blocker].Ticket; older
+// records named it only in the detail text, which is what status falls back to for them),
+// run.aborted {reason}, run.sandbox {sandboxed, by, command, at, covers, confines} (the run's
+// sandbox decision, recorded once by the first next/resume with a sandbox: every later one
+// builds the sandbox through [Env].NewSandbox, or stops wrapping sandbox.ErrUnavailable —
+// never runs an approved command unsandboxed), stage.attempt (see Research), lock.amended
+// (see Relock), and those of the stages after the tickets (see After the tickets). Every
+// record is fsynced before the command reports it.
 //
 // # Research
 //

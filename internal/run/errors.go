@@ -43,9 +43,15 @@ type Blocker struct {
 	Stage string `json:"stage"`
 	// Input names the locked input a drift blocker is about (guidance:PATH, skill:NAME,
 	// profile, models.ROLE, workflow, requirement, lock, harness); "" for other blockers.
-	Input    string   `json:"input,omitempty"`
+	Input string `json:"input,omitempty"`
+	// Ticket names the ticket a blocker was recorded for (its lease, attempts, review,
+	// verification, start); "" for a run-level blocker.
+	Ticket   string   `json:"ticket,omitempty"`
 	Detail   string   `json:"detail"`
 	Recovery []string `json:"recovery"`
+	// legacy: read from a run.blocked record written before blockers named their ticket
+	// (blockedBody.Schema 0), whose ticket, if any, only its Detail names.
+	legacy bool
 }
 
 // BlockedError lists the blockers that stopped a run. errors.Is(err, ErrBlocked).

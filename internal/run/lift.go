@@ -32,7 +32,7 @@ var driftCodes = []string{BlockHarnessDrift, BlockProfileDrift, BlockSkillDrift,
 	BlockModelPolicyDrift, BlockWorkflowDrift, BlockGuidanceDrift, BlockLockTampered}
 
 func sameBlocker(a, b Blocker) bool {
-	return a.Code == b.Code && a.Stage == b.Stage && a.Input == b.Input && a.Detail == b.Detail
+	return a.Code == b.Code && a.Stage == b.Stage && a.Input == b.Input && a.Ticket == b.Ticket && a.Detail == b.Detail
 }
 
 // reevaluate reconciles the locked inputs against the recorded blockers, in memory: holding

@@ -350,7 +350,7 @@ func TestParallelOneBlockedOneAccepted(t *testing.T) {
 	env, id := startParallelRun(t, pm, 2, nil)
 	_, err := Next(context.Background(), env, id)
 	var be *BlockedError
-	if !errors.As(err, &be) || len(be.Blockers) != 1 || be.Blockers[0].Code != BlockTicketFailed || !strings.Contains(be.Blockers[0].Detail, "ticket t2 ") {
+	if !errors.As(err, &be) || len(be.Blockers) != 1 || be.Blockers[0].Code != BlockTicketFailed || be.Blockers[0].Ticket != "t2" {
 		t.Fatalf("Next = %v, want %s for t2", err, BlockTicketFailed)
 	}
 	if !pm.overlap.overlapped() {

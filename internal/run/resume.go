@@ -72,6 +72,10 @@ func resume(ctx context.Context, env Env, id string) (ResumeResult, error) {
 		l.Close()
 		return res, err
 	}
+	if env, err = r.withSandbox(env, l, "resume"); err != nil {
+		l.Close()
+		return res, err
+	}
 	s, err := r.settleDecisions(env, l)
 	if s != nil || err != nil {
 		l.Close()

@@ -63,6 +63,14 @@ type Env struct {
 	// the command: none runs unsandboxed instead. `rein run next|resume --sandbox` (or the
 	// global settings' "sandbox") sets it (system.CommandSandboxes).
 	Sandbox func(workspace string) (*sandbox.Sandbox, error)
+	// SandboxBy says what asked for Sandbox ("--sandbox" when empty, or "settings"): what
+	// the run's sandbox decision records (KindSandbox) the first time.
+	SandboxBy string
+	// NewSandbox builds Sandbox for a run that recorded the sandbox decision when Sandbox is
+	// nil (an invocation without --sandbox): the decision holds for every later invocation,
+	// and a run that recorded it stops when NewSandbox is nil or fails (system.CommandSandboxes
+	// with requested true).
+	NewSandbox func() (func(workspace string) (*sandbox.Sandbox, error), error)
 	// Test seams: Crash is called at named points of the run's steps (see crash); SessionFS is
 	// the stage sessions' ledger filesystem, RunFS the run ledger's for the commands that write
 	// it (next, resume, the gate decisions, abort, relock; nil: the OS).
@@ -285,8 +293,22 @@ type preflightBody struct {
 	Artifact artifact.Reference `json:"artifact"`
 }
 
+// blockedBody is the body of a run.blocked record.
 type blockedBody struct {
 	Blockers []Blocker `json:"blockers"`
+	// Schema is blockedSchema in every record this rein writes (MarshalJSON sets it): its
+	// blockers name their ticket in Blocker.Ticket. A record without it is older: a ticket's
+	// blocker named the ticket only in its detail text.
+	Schema int `json:"schema,omitempty"`
+}
+
+// blockedSchema is the run.blocked body whose blockers name their ticket by a field.
+const blockedSchema = 2
+
+func (b blockedBody) MarshalJSON() ([]byte, error) {
+	type plain blockedBody
+	b.Schema = blockedSchema
+	return json.Marshal(plain(b))
 }
 
 type abortedBody struct {

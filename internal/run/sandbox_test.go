@@ -156,7 +156,7 @@ func TestRunCommandSandboxed(t *testing.T) {
 
 // TestSandboxUnavailableFailsClosed: when the sandbox was asked for and cannot be built, no
 // approved command runs — neither the writer's run_command nor a verification — and the
-// error says why.
+// error says why; a later invocation without a sandbox does not run them unsandboxed either.
 func TestSandboxUnavailableFailsClosed(t *testing.T) {
 	home := t.TempDir()
 	ws := filepath.Join(home, "worktrees", "r1", "t1")
@@ -190,6 +190,13 @@ func TestSandboxUnavailableFailsClosed(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(d.project, RunsDir, d.id, "full-verification.md")); err == nil {
 		t.Error("a verification was recorded although its commands could not run")
 	}
+	// The run recorded the sandbox: without one, the next invocation stops before anything
+	// runs, naming the decision, instead of running the commands unsandboxed.
 	d.env.Sandbox = nil
-	d.mustNext(t, StageFullVerification)
+	if _, err := d.next(t); !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "recorded by `rein run next` (--sandbox)") {
+		t.Fatalf("Full Run Verification without a sandbox on a sandboxed run = %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(d.project, RunsDir, d.id, "full-verification.md")); err == nil {
+		t.Error("a verification ran unsandboxed on a run that recorded the sandbox")
+	}
 }

@@ -145,8 +145,44 @@ func checkSkillLimits(skills []Skill, trees []skillTree) error {
 // stageSkills is the "Pinned skills" section of stage's request: every locked skill mapped to
 // the stage (a skill with no stages goes to none), each tree read now and checked against its
 // locked tree digest. A tree that differs is drift: reconciliation records run_skill_drift and
-// the request is never built. "" when no skill is mapped to the stage.
+// the request is never built. "" when no skill is mapped to the stage. It reconciles every
+// locked input, writing the run's state: never while tickets run (see ticketSkills).
 func (r *Run) stageSkills(env Env, l *ledger.Ledger, stage string) (string, error) {
+	text, drift, err := r.readStageSkills(stage)
+	if drift != nil {
+		if rerr := r.reconcileAndRecord(env, l); rerr != nil {
+			return "", rerr
+		}
+		return "", fmt.Errorf("%w: pinned skill %s changed while the %s request was built (%s): run `rein run next %s` again", ErrBlocked, drift.Name, stage, BlockSkillDrift, r.ID)
+	}
+	return text, err
+}
+
+// ticketSkills is stageSkills for a ticket's writer request, built while the other tickets of
+// its batch run: it reads the locked skills (the lock is not written while a batch runs: the
+// run's inputs are reconciled before each batch fans out) and the skill trees, and a drifted
+// tree is recorded as the very blocker reconciliation finds for it (recordBlocker, under the
+// ticket lock). It writes nothing else that another ticket reads.
+func (r *Run) ticketSkills(env Env, l *ledger.Ledger) (string, error) {
+	text, drift, err := r.readStageSkills(StageTicketExecution)
+	if drift != nil {
+		return "", r.recordBlocker(l, r.withRelock(env, []Blocker{r.skillDriftBlocker(drift.LockedSkill, drift.digest, drift.err)})[0])
+	}
+	return text, err
+}
+
+// skillDrift is a locked skill whose tree, read now, is not the locked one: its digest, or
+// the error reading it.
+type skillDrift struct {
+	LockedSkill
+	digest artifact.Digest
+	err    error
+}
+
+// readStageSkills reads the trees of the locked skills mapped to stage and renders the
+// "Pinned skills" section; the first tree that differs from the lock is returned as drift
+// (and nothing is rendered). It reads r.Lock and writes nothing.
+func (r *Run) readStageSkills(stage string) (string, *skillDrift, error) {
 	var skills []Skill
 	var trees []skillTree
 	for _, s := range r.Lock.Skills {
@@ -155,18 +191,15 @@ func (r *Run) stageSkills(env Env, l *ledger.Ledger, stage string) (string, erro
 		}
 		t, err := readSkillTree(filepath.Join(r.Project, filepath.FromSlash(s.Path)))
 		if err != nil || t.Digest != s.TreeDigest {
-			if rerr := r.reconcileAndRecord(env, l); rerr != nil {
-				return "", rerr
-			}
-			return "", fmt.Errorf("%w: pinned skill %s changed while the %s request was built (%s): run `rein run next %s` again", ErrBlocked, s.Name, stage, BlockSkillDrift, r.ID)
+			return "", &skillDrift{LockedSkill: s, digest: t.Digest, err: err}, nil
 		}
 		skills, trees = append(skills, s.Skill), append(trees, t)
 	}
 	if len(skills) == 0 {
-		return "", nil
+		return "", nil, nil
 	}
 	if err := checkSkillLimits(skills, trees); err != nil {
-		return "", &BlockedError{RunID: r.ID, Blockers: []Blocker{{Code: BlockSkillTooLarge, Stage: stage, Detail: err.Error(),
+		return "", nil, &BlockedError{RunID: r.ID, Blockers: []Blocker{{Code: BlockSkillTooLarge, Stage: stage, Detail: err.Error(),
 			Recovery: []string{"continue with the rein binary that started the run", "abort the run (rein run abort " + r.ID + ") and start a new one with fewer or smaller skills"}}}}
 	}
 	var b strings.Builder
@@ -174,7 +207,7 @@ func (r *Run) stageSkills(env Env, l *ledger.Ledger, stage string) (string, erro
 	for i, s := range skills {
 		writeSkill(&b, s, trees[i])
 	}
-	return b.String(), nil
+	return b.String(), nil, nil
 }
 
 // skillsPreamble opens the "Pinned skills" section of a stage request.

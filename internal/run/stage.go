@@ -127,6 +127,9 @@ func next(ctx context.Context, env Env, id string) (string, error) {
 	if r.Aborted {
 		return "", fmt.Errorf("%w: run %s was aborted", ErrFinished, id)
 	}
+	if env, err = r.withSandbox(env, l, "next"); err != nil {
+		return "", err
+	}
 	if err := r.reconcileAndRecord(env, l); err != nil {
 		return "", err
 	}

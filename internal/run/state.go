@@ -54,6 +54,8 @@ type Run struct {
 	Delivery deliveryState
 	// Tickets holds the ticket stages' state (see ticket.go).
 	Tickets ticketState
+	// Sandbox is the run's recorded sandbox decision (see sandbox_run.go).
+	Sandbox SandboxDecision
 }
 
 func runDir(home, id string) string { return filepath.Join(home, "runs", id) }
@@ -226,6 +228,9 @@ func (r *Run) apply(rec ledger.Record) error {
 		if err := json.Unmarshal(rec.Body, &b); err != nil {
 			return err
 		}
+		for i := range b.Blockers {
+			b.Blockers[i].legacy = b.Schema < blockedSchema
+		}
 		r.Blockers = append(r.Blockers, b.Blockers...)
 	case KindBlockerLifted:
 		var b liftedBody
@@ -235,6 +240,8 @@ func (r *Run) apply(rec ledger.Record) error {
 		r.Blockers = slices.DeleteFunc(r.Blockers, func(o Blocker) bool { return sameBlocker(o, b.Blocker) })
 	case KindAborted:
 		r.Aborted = true
+	case KindSandbox:
+		return json.Unmarshal(rec.Body, &r.Sandbox)
 	case KindLockAmended:
 		return r.applyAmended(rec.Body)
 	case KindCheckResult, KindIntegrated, KindIntegrationConflict, KindDeliverySummary, KindDeliveryReady:
@@ -378,15 +385,22 @@ func (r *Run) Reconcile(env Env) []Blocker {
 		}
 	}
 	for _, s := range lock.Skills {
-		d, err := SkillTreeDigest(filepath.Join(r.Project, filepath.FromSlash(s.Path)))
-		if err != nil {
-			block(BlockSkillDrift, "skill:"+s.Name, fmt.Sprintf("pinned skill %s@%s at %s: %v", s.Name, s.Revision, s.Path, err), "restore "+s.Path)
-		} else if d != s.TreeDigest {
-			block(BlockSkillDrift, "skill:"+s.Name, fmt.Sprintf("pinned skill %s@%s at %s has tree digest %s; the run is locked to %s", s.Name, s.Revision, s.Path, d, s.TreeDigest),
-				"restore "+s.Path+" to revision "+s.Revision)
+		if d, err := SkillTreeDigest(filepath.Join(r.Project, filepath.FromSlash(s.Path))); err != nil || d != s.TreeDigest {
+			bs = append(bs, r.skillDriftBlocker(s, d, err))
 		}
 	}
 	return r.withRelock(env, bs)
+}
+
+// skillDriftBlocker is run_skill_drift for locked skill s, whose tree has digest d now (or
+// cannot be read: err), without the relock option (withRelock adds it).
+func (r *Run) skillDriftBlocker(s LockedSkill, d artifact.Digest, err error) Blocker {
+	detail, restore := fmt.Sprintf("pinned skill %s@%s at %s has tree digest %s; the run is locked to %s", s.Name, s.Revision, s.Path, d, s.TreeDigest), "restore "+s.Path+" to revision "+s.Revision
+	if err != nil {
+		detail, restore = fmt.Sprintf("pinned skill %s@%s at %s: %v", s.Name, s.Revision, s.Path, err), "restore "+s.Path
+	}
+	return Blocker{Code: BlockSkillDrift, Stage: r.Stage, Input: "skill:" + s.Name, Detail: detail,
+		Recovery: []string{restore, "abort the run (rein run abort " + r.ID + ") and start a new one on the current inputs"}}
 }
 
 func withAbort(b Blocker, id string) Blocker {

@@ -20,11 +20,14 @@ type Report struct {
 	State         string `json:"state"` // a State* value
 	// Command is what goes on from a ready run (rein run next) or an interrupted one (rein run
 	// resume); Waiting what a waiting_for_human run waits for; Lease the run's lease, if any.
-	Command   string           `json:"command,omitempty"`
-	Waiting   *Waiting         `json:"waiting,omitempty"`
-	Lease     *LeaseState      `json:"lease,omitempty"`
-	Stage     string           `json:"stage"`
-	Branch    string           `json:"branch,omitempty"`
+	Command string      `json:"command,omitempty"`
+	Waiting *Waiting    `json:"waiting,omitempty"`
+	Lease   *LeaseState `json:"lease,omitempty"`
+	Stage   string      `json:"stage"`
+	Branch  string      `json:"branch,omitempty"`
+	// Sandbox is the run's sandbox decision: whether its approved commands run in the OS
+	// sandbox (recorded once, for every later invocation), by what and what it covers.
+	Sandbox   SandboxDecision  `json:"sandbox"`
 	Attempts  map[string]int   `json:"attempts"`
 	Stages    []StageReport    `json:"stages"`
 	Gates     []GateReport     `json:"gates"`
@@ -92,7 +95,7 @@ func Status(env Env, id string) (*Report, error) {
 	}
 	defer l.Close()
 	rep := &Report{SchemaVersion: StatusSchemaVersion, RunID: r.ID, Project: r.Project, Stage: r.Stage, Attempts: r.Attempts, Blockers: slices.Clone(r.Blockers),
-		Gaps: r.Gaps, Locked: r.Lock, Stale: []string{}, Relocks: slices.Clone(r.Relock.Amendments), Usage: map[string]RoleUsage{}, History: HistoryNote}
+		Gaps: r.Gaps, Locked: r.Lock, Stale: []string{}, Relocks: slices.Clone(r.Relock.Amendments), Usage: map[string]RoleUsage{}, History: HistoryNote, Sandbox: r.Sandbox}
 	if rep.Relocks == nil {
 		rep.Relocks = []LockAmendment{}
 	}
@@ -188,6 +191,11 @@ func (rep *Report) WriteText(w io.Writer) {
 	rep.writeState(w)
 	if rep.Branch != "" {
 		fmt.Fprintf(w, "delivery branch: %s\n", rep.Branch)
+	}
+	if sb := rep.Sandbox; sb.Sandboxed {
+		fmt.Fprintf(w, "sandbox: approved commands run in the OS sandbox (%s): %s; %s\n", strings.Join(sb.Covers, ", "), sb.Confines, sb)
+	} else {
+		fmt.Fprintf(w, "sandbox: none: approved commands run unsandboxed (rein run next --sandbox records the sandbox for the rest of the run)\n")
 	}
 	for _, st := range slices.Sorted(maps.Keys(rep.Attempts)) {
 		fmt.Fprintf(w, "attempts: %s %d\n", st, rep.Attempts[st])

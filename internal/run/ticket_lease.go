@@ -39,7 +39,7 @@ func (r *Run) reclaimTicketLease(l *ledger.Ledger, t *ticketRun) error {
 	}
 	host, _ := os.Hostname()
 	if old.Host != host {
-		b := Blocker{Code: BlockTicketLeaseHeld, Stage: StageTicketExecution,
+		b := Blocker{Code: BlockTicketLeaseHeld, Stage: StageTicketExecution, Ticket: t.ID,
 			Detail: fmt.Sprintf("ticket %s is leased by pid %d on host %s (session %s) since %s; its liveness cannot be checked from %s, so the lease is never reclaimed automatically",
 				t.ID, old.PID, old.Host, old.SessionID, old.Acquired.Format(time.RFC3339), host),
 			Recovery: []string{fmt.Sprintf("on %s, make sure pid %d has ended and run `rein run resume %s` there: it proves the owner dead and reclaims the lease", old.Host, old.PID, r.ID),

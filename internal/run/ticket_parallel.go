@@ -29,8 +29,12 @@ func (r *Run) batchLimit(env Env) int {
 // runBatch runs the tickets of one dependsOn batch — independent of each other — each in its
 // own goroutine, at most batchLimit at a time, each through its own writer → review →
 // verification → acceptance pipeline in its own worktree under its own ticket lease. The run
-// ledger serializes their records; what they share in memory is under ticketState.mu; the
-// role budgets are reserved turn by turn across them (turnReservation).
+// ledger serializes their records; what they share in memory and write is under
+// ticketState.mu; what they share and only read — the execution lock, the snapshot, the
+// schedule, the accepted tickets of earlier batches — nothing writes while the batch runs
+// (runTickets reconciles the locked inputs before each batch fans out, and a ticket's own
+// drift check, ticketSkills, only records a blocker); the role budgets are reserved turn by
+// turn across them (turnReservation).
 //
 // When a ticket fails or is blocked, no ticket of the batch starts after it and every other
 // one finishes the attempt it is in (recorded as any attempt is) and stops before its next

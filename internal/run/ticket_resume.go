@@ -131,7 +131,7 @@ func (r *Run) checkUnfrozen(ctx context.Context, env Env, l *ledger.Ledger, t *t
 
 // unknownTicket blocks a ticket whose interrupted writer attempt cannot be settled.
 func (r *Run) unknownTicket(l *ledger.Ledger, t *ticketRun, w *ticketStarted, detail string) error {
-	return r.recordBlocker(l, Blocker{Code: BlockUnknownOutcome, Stage: StageTicketExecution,
+	return r.recordBlocker(l, Blocker{Code: BlockUnknownOutcome, Stage: StageTicketExecution, Ticket: t.ID,
 		Detail: fmt.Sprintf("ticket %s writer attempt %d was interrupted and its outcome cannot be proven: %s", t.ID, w.Attempt, detail),
 		Recovery: []string{"inspect the worktree $REIN_HOME/worktrees/" + r.ID + "/" + t.ID + " and the attempt's session ledger $REIN_HOME/" + w.Session.Dir,
 			"abort the run (rein run abort " + r.ID + ") and start a new one"}})

@@ -41,13 +41,13 @@ const maxReviewDiff = 128 << 10
 func (r *Run) reviewAttempt(ctx context.Context, env Env, l *ledger.Ledger, tk contract.Ticket, t *ticketRun, c *CandidateRecord, n int) error {
 	pol := r.Lock.Models[RoleReview]
 	if name := modelName(pol); slices.Contains(t.writerModels(), name) {
-		return r.recordBlocker(l, Blocker{Code: BlockReviewModelNotDistinct, Stage: StageTicketReview,
+		return r.recordBlocker(l, Blocker{Code: BlockReviewModelNotDistinct, Stage: StageTicketReview, Ticket: t.ID,
 			Detail:   fmt.Sprintf("ticket %s's review model %s is a model its writer attempts used (%s); an independent review needs another model", t.ID, name, strings.Join(t.writerModels(), ", ")),
 			Recovery: []string{"abort the run (rein run abort " + r.ID + "), give the review role a model no writer uses in " + ProfilePath + ", approve it and start a new run"}})
 	}
 	left := r.ticketBudget(env, RoleReview)
 	if left.exhausted != "" {
-		return r.recordBlocker(l, Blocker{Code: BlockBudgetExhausted, Stage: StageTicketReview,
+		return r.recordBlocker(l, Blocker{Code: BlockBudgetExhausted, Stage: StageTicketReview, Ticket: t.ID,
 			Detail:   fmt.Sprintf("the review role's %s budget is used up before ticket %s has an accepted review (%s)", left.exhausted, t.ID, left.detail),
 			Recovery: []string{"abort the run (rein run abort " + r.ID + "), raise the review role's budget in " + ProfilePath + ", approve it and start a new run"}})
 	}
@@ -139,7 +139,7 @@ func (r *Run) staleBlock(_ *ledger.Ledger, t *ticketRun, c *CandidateRecord, err
 }
 
 func (r *Run) candidateStaleBlocker(t *ticketRun, c *CandidateRecord, err error) Blocker {
-	return Blocker{Code: BlockReviewCandidateStale, Stage: StageTicketReview,
+	return Blocker{Code: BlockReviewCandidateStale, Stage: StageTicketReview, Ticket: t.ID,
 		Detail: fmt.Sprintf("ticket %s's frozen candidate %s (commit %s) changed in its worktree, so no review of it holds: %v", t.ID, c.Digest, c.Head, err),
 		Recovery: []string{fmt.Sprintf("restore the worktree to the frozen commit (git -C %s checkout --detach %s && git -C %s clean -fd, after saving what you need), then run `rein run next %s`: the review is run again",
 			"$REIN_HOME/worktrees/"+r.ID+"/"+t.ID, c.Head, "$REIN_HOME/worktrees/"+r.ID+"/"+t.ID, r.ID),

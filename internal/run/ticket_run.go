@@ -37,7 +37,15 @@ func (r *Run) runTickets(ctx context.Context, env Env, l *ledger.Ledger) (string
 	for _, id := range slices.Concat(r.Tickets.Schedule.Batches...) {
 		r.Tickets.get(id) // before any goroutine: byID is only read while a batch runs
 	}
-	for _, batch := range r.Tickets.Schedule.Batches {
+	for i, batch := range r.Tickets.Schedule.Batches {
+		// Every locked input is reconciled before a batch fans out, on this goroutine alone:
+		// while the batch runs nothing writes the lock, and a ticket checks only its own
+		// request's skills (ticketSkills). Next reconciled before the first.
+		if i > 0 {
+			if err := r.reconcileAndRecord(env, l); err != nil {
+				return StageTicketExecution, err
+			}
+		}
 		if id, err := r.runBatch(ctx, env, l, batch, byID); err != nil {
 			return r.ticketStage(id), err
 		}
@@ -178,13 +186,13 @@ func (r *Run) runTicket(ctx context.Context, env Env, l *ledger.Ledger, tk contr
 				return errBatchStopped
 			}
 			if t.countedWriters() >= MaxTicketAttempts {
-				return r.recordBlocker(l, Blocker{Code: BlockTicketFailed, Stage: stage,
+				return r.recordBlocker(l, Blocker{Code: BlockTicketFailed, Stage: stage, Ticket: t.ID,
 					Detail: fmt.Sprintf("ticket %s used %d writer attempts without an accepted candidate", t.ID, t.countedWriters()),
 					Recovery: []string{"read the attempts, reviews and verifications in `rein run status " + r.ID + "`",
 						"reject the ticket plan (rein run reject " + r.ID + " --gate ticket-plan --reason TEXT) to re-plan, or abort the run (rein run abort " + r.ID + ")"}})
 			}
 			if left := r.ticketBudget(env, RoleWriter); left.exhausted != "" {
-				return r.recordBlocker(l, Blocker{Code: BlockBudgetExhausted, Stage: stage,
+				return r.recordBlocker(l, Blocker{Code: BlockBudgetExhausted, Stage: stage, Ticket: t.ID,
 					Detail:   fmt.Sprintf("the writer role's %s budget is used up before ticket %s has an accepted candidate (%s)", left.exhausted, t.ID, left.detail),
 					Recovery: []string{"abort the run (rein run abort " + r.ID + "), raise the writer role's budget in " + ProfilePath + ", approve it and start a new run"}})
 			}
@@ -219,7 +227,7 @@ func (r *Run) nextReview(ctx context.Context, env Env, l *ledger.Ledger, tk cont
 		}
 	}
 	if failed >= MaxStageAttempts {
-		return r.recordBlocker(l, Blocker{Code: BlockTicketFailed, Stage: StageTicketReview,
+		return r.recordBlocker(l, Blocker{Code: BlockTicketFailed, Stage: StageTicketReview, Ticket: t.ID,
 			Detail:   fmt.Sprintf("ticket %s's candidate %s had %d review attempts without an accepted review", t.ID, c.Digest, failed),
 			Recovery: []string{"read the review attempts in `rein run status " + r.ID + "` and adjust the review role's model or budget in " + ProfilePath + " (a new run)", "abort the run (rein run abort " + r.ID + ")"}})
 	}

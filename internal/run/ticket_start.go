@@ -94,7 +94,7 @@ func (r *Run) startOf(ctx context.Context, repo *worktree.Repo, tk contract.Tick
 	we, ok := errors.AsType[*worktree.Error](err)
 	switch {
 	case ok && we.Code == worktree.CodeDependencyConflict:
-		return ts, &Blocker{Code: BlockDependencyConflict, Stage: stage,
+		return ts, &Blocker{Code: BlockDependencyConflict, Stage: stage, Ticket: tk.ID,
 			Detail: fmt.Sprintf("ticket %s depends on %s, whose accepted candidates do not merge cleanly (conflicting files: %s); no worktree was made for it",
 				tk.ID, strings.Join(we.Tickets, " and "), strings.Join(we.Files, ", ")),
 			Recovery: []string{"reject the ticket plan (rein run reject " + r.ID + " --gate ticket-plan --reason TEXT) so that Ticket Planning orders " + strings.Join(we.Tickets, " and ") + " (one depending on the other) or merges them",
@@ -109,7 +109,7 @@ func (r *Run) startOf(ctx context.Context, repo *worktree.Repo, tk contract.Tick
 }
 
 func (r *Run) startMismatch(stage, ticket, detail string) *Blocker {
-	return &Blocker{Code: BlockTicketStartMismatch, Stage: stage,
+	return &Blocker{Code: BlockTicketStartMismatch, Stage: stage, Ticket: ticket,
 		Detail: fmt.Sprintf("ticket %s's start commit does not agree with the run ledger: %s", ticket, detail),
 		Recovery: []string{"restore the ticket's worktree $REIN_HOME/worktrees/" + r.ID + "/" + ticket + " (or remove it when it holds no candidate) and the repository's objects, then run `rein run next " + r.ID + "`",
 			"abort the run (rein run abort " + r.ID + ") and start a new one"}}

@@ -92,9 +92,7 @@ func ticketStateOf(t *ticketRun, blockers []Blocker) string {
 	switch {
 	case t.Accepted != nil:
 		return "accepted"
-	case slices.ContainsFunc(blockers, func(b Blocker) bool {
-		return strings.Contains(b.Detail, "ticket "+t.ID+" ") || strings.Contains(b.Detail, "ticket "+t.ID+"'s")
-	}):
+	case slices.ContainsFunc(blockers, func(b Blocker) bool { return b.blocksTicket(t.ID) }):
 		return "blocked"
 	case t.OpenWriter != nil || t.OpenReview != nil:
 		return "running"
@@ -205,4 +203,14 @@ func modelsText(ms []string) string {
 		return "-"
 	}
 	return strings.Join(ms, " ")
+}
+
+// blocksTicket reports whether b was recorded for ticket id: its Ticket field names it. A
+// blocker without one is run-level — except one read from a record older than the field
+// (legacy), which named its ticket only in its detail text ("ticket ID " or "ticket ID's").
+func (b Blocker) blocksTicket(id string) bool {
+	if b.Ticket != "" || !b.legacy {
+		return b.Ticket == id
+	}
+	return strings.Contains(b.Detail, "ticket "+id+" ") || strings.Contains(b.Detail, "ticket "+id+"'s")
 }

@@ -94,7 +94,7 @@ func (r *Run) openTicketWorktree(ctx context.Context, env Env, l *ledger.Ledger,
 		return nil, nil, r.recordBlocker(l, *r.startMismatch(StageTicketExecution, t.ID, err.Error()))
 	}
 	if ok && (code == worktree.CodeBaseMoved || code == worktree.CodeHeadMismatch || code == worktree.CodeNotWorktree) {
-		return nil, nil, r.recordBlocker(l, Blocker{Code: BlockBaseDrift, Stage: StageTicketExecution,
+		return nil, nil, r.recordBlocker(l, Blocker{Code: BlockBaseDrift, Stage: StageTicketExecution, Ticket: t.ID,
 			Detail: fmt.Sprintf("ticket %s's worktree cannot be made from the recorded base %s (start %s): %v", t.ID, s.Base, start, err),
 			Recovery: []string{fmt.Sprintf("put branch %s back at %s (git update-ref refs/heads/%s %s) or restore the worktree %s", s.Branch, s.Base, s.Branch, s.Base, dir),
 				"abort the run (rein run abort " + r.ID + ") and start a new one from the current commit"}})
@@ -134,9 +134,7 @@ func (r *Run) writerAttempt(ctx context.Context, env Env, l *ledger.Ledger, tk c
 		parent = c.Head
 	}
 	inputs := t.writerInputs()
-	unlock := r.lockTickets() // a drift of the skills is recorded in the shared state
-	skills, err := r.stageSkills(env, l, StageTicketExecution)
-	unlock()
+	skills, err := r.ticketSkills(env, l) // writes no state another ticket of the batch reads
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/reinhq/rein/internal/gitx"
@@ -96,9 +97,26 @@ type Entry struct {
 	Prunable bool
 }
 
+// adminLocks holds, per repository (its top-level directory), the lock of the git commands
+// that read or write its worktree registrations (.git/worktrees): git's `worktree add` is not
+// safe against another add, or a list, running at the same time — either reads the other's
+// half-made registration ("failed to read .git/worktrees/<name>/commondir") — and the tickets
+// of a batch make their worktrees and checkouts at the same time.
+var adminLocks sync.Map
+
+// lockAdmin takes r's registration lock and returns its release.
+func (r *Repo) lockAdmin() func() {
+	m, _ := adminLocks.LoadOrStore(r.git.Dir, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
+
 // worktrees lists every registered worktree, the main one first.
 func (r *Repo) worktrees(ctx context.Context) ([]Entry, error) {
+	unlock := r.lockAdmin()
 	out, err := r.git.Run(ctx, "worktree", "list", "--porcelain", "-z")
+	unlock()
 	if err != nil {
 		return nil, fmt.Errorf("worktree: listing the worktrees of %s: %w", r.git.Dir, err)
 	}
@@ -180,12 +198,14 @@ func (r *Repo) remove(ctx context.Context, e *Entry) error {
 	if e.Prunable {
 		// Only the registration is left: pruning drops it (and those of other worktrees whose
 		// directories are gone, which git would prune at its next gc).
+		defer r.lockAdmin()()
 		if _, err := r.git.Run(ctx, "worktree", "prune"); err != nil {
 			return fmt.Errorf("worktree: pruning the registration of %s: %w", e.Dir, err)
 		}
 		return nil
 	}
 	// Twice --force: remove it even when it has changes or is locked (an interrupted add).
+	defer r.lockAdmin()()
 	if _, err := r.git.Run(ctx, "worktree", "remove", "--force", "--force", e.Dir); err != nil {
 		return fmt.Errorf("worktree: removing %s: %w", e.Dir, err)
 	}

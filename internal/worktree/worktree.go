@@ -150,6 +150,7 @@ func (r *Repo) add(ctx context.Context, dir, commit string, force bool) error {
 	if force {
 		args = append(args, "--force")
 	}
+	defer r.lockAdmin()()
 	if _, err := r.git.Run(ctx, append(args, "--end-of-options", canon(dir), commit)...); err != nil {
 		return fmt.Errorf("worktree: creating the worktree %s at %s: %w", dir, short(commit), err)
 	}
