@@ -236,17 +236,21 @@ func (r *renderer) fence(lines []string, width int) ([]string, int) {
 	f := fenceOf(open)
 	var rows []string
 	n := 1
-	for ; n < len(lines); n++ {
+	closed := false
+	for ; n < len(lines) && !closed; n++ {
 		t, in := trimIndent(lines[n])
 		if in < 4 && strings.HasPrefix(t, f) && strings.Trim(t, string(f[0])+" ") == "" {
-			n++
-			break
+			closed = true
+			continue
 		}
 		line := lines[n]
 		line = line[min(ind, len(line)-len(strings.TrimLeft(line, " "))):]
 		for _, h := range hardWrap(strings.TrimRight(line, " "), width-2) {
 			rows = append(rows, strings.TrimRight("  "+styled(r.th.CodeBlock, h), " "))
 		}
+	}
+	for !closed && len(rows) > 0 && rows[len(rows)-1] == "" {
+		rows = rows[:len(rows)-1] // an unclosed fence at the end: the answer's last newlines
 	}
 	return rows, n
 }
