@@ -172,6 +172,9 @@ func (m *markdown) render(text string, v *viewSettings) []string {
 		m.st, m.th = v.st, v.st.markdownTheme()
 	}
 	rows := termmd.Render(clean(text), max(v.width-4, 10), m.th)
+	if len(rows) == 0 {
+		return []string{""} // an empty answer still takes its row
+	}
 	for i, r := range rows {
 		if r != "" {
 			rows[i] = "  " + r
