@@ -31,10 +31,10 @@ type seg struct {
 type token struct {
 	segs []seg
 	// delim is '*', '_' or '~' for a delimiter run of n characters; 0 for text.
-	delim              byte
-	n                  int
-	canOpen, canClose  bool
-	open, close, pairs bool
+	delim             byte
+	n                 int
+	canOpen, canClose bool
+	open, close       bool
 	// st is the style a matched pair gives what lies between (on the opener).
 	st style
 }

@@ -58,37 +58,11 @@ func (r *renderer) table(lines []string, width int) ([]string, int) {
 	for n < len(lines) && strings.TrimSpace(lines[n]) != "" && strings.Contains(lines[n], "|") {
 		n++
 	}
-	header := splitRow(lines[0])
-	var aligns []align
-	for _, c := range splitRow(lines[1]) {
-		a := left
-		switch {
-		case strings.HasPrefix(c, ":") && strings.HasSuffix(c, ":"):
-			a = center
-		case strings.HasSuffix(c, ":"):
-			a = right
-		}
-		aligns = append(aligns, a)
-	}
-	cols := len(header)
-	if len(aligns) != cols {
+	grid, aligns := r.cells(lines[:n])
+	if grid == nil {
 		return r.paragraph(lines[:1], width, maxDepth)
 	}
-	grid := make([][][]seg, 0, n-1)
-	for i, l := range append([]string{lines[0]}, lines[2:n]...) {
-		cells := splitRow(l)
-		row := make([][]seg, cols)
-		for c := range row {
-			if c < len(cells) {
-				base := style(0)
-				if i == 0 {
-					base = sStrong
-				}
-				row[c] = oneLine(inline(cells[c], base, r.th.Marks))
-			}
-		}
-		grid = append(grid, row)
-	}
+	cols := len(aligns)
 	widths := make([]int, cols)
 	for _, row := range grid {
 		for c, cell := range row {
@@ -126,6 +100,44 @@ func (r *renderer) table(lines []string, width int) ([]string, int) {
 		}
 	}
 	return rows, n
+}
+
+// cells parses a table's header, delimiter row and rows into inline cells (the header's
+// strong) and the columns' alignments; nil when the delimiter row has another number of
+// cells than the header.
+func (r *renderer) cells(lines []string) ([][][]seg, []align) {
+	header := splitRow(lines[0])
+	var aligns []align
+	for _, c := range splitRow(lines[1]) {
+		a := left
+		switch {
+		case strings.HasPrefix(c, ":") && strings.HasSuffix(c, ":"):
+			a = center
+		case strings.HasSuffix(c, ":"):
+			a = right
+		}
+		aligns = append(aligns, a)
+	}
+	cols := len(header)
+	if len(aligns) != cols {
+		return nil, nil
+	}
+	grid := make([][][]seg, 0, len(lines)-1)
+	for i, l := range append([]string{lines[0]}, lines[2:]...) {
+		cells := splitRow(l)
+		row := make([][]seg, cols)
+		for c := range row {
+			if c < len(cells) {
+				base := style(0)
+				if i == 0 {
+					base = sStrong
+				}
+				row[c] = oneLine(inline(cells[c], base, r.th.Marks))
+			}
+		}
+		grid = append(grid, row)
+	}
+	return grid, aligns
 }
 
 // oneLine turns hard breaks into spaces: a cell is one row.
