@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"charm.land/glamour/v2"
-
+	"github.com/reinhq/rein/internal/termmd"
 	"github.com/reinhq/rein/internal/wire"
 )
 
@@ -161,29 +160,25 @@ func (t *thinkingBlock) row(i int) string {
 	return st.dim.Render("│ " + t.s.row(i-1))
 }
 
-// markdown renders finished answers, keeping one renderer per width and style.
+// markdown renders finished answers (package termmd), keeping the theme of the styles it
+// was last asked for.
 type markdown struct {
-	width int
-	style string
-	r     *glamour.TermRenderer
+	st *styles
+	th termmd.Theme
 }
 
 func (m *markdown) render(text string, v *viewSettings) []string {
-	text = clean(text)
-	if m.r == nil || m.width != v.width || m.style != v.st.markdownStyle() {
-		r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(v.st.markdownStyle()), glamour.WithWordWrap(max(v.width-4, 10)))
-		if err != nil {
-			return prefixed(text, "  ", "  ", v.width, plain)
-		}
-		m.r, m.width, m.style = r, v.width, v.st.markdownStyle()
+	if m.st != v.st {
+		m.st, m.th = v.st, v.st.markdownTheme()
 	}
-	out, err := m.r.Render(text)
-	if err != nil {
-		return prefixed(text, "  ", "  ", v.width, plain)
+	rows := termmd.Render(clean(text), max(v.width-4, 10), m.th)
+	if len(rows) == 0 {
+		return []string{""} // an empty answer still takes its row
 	}
-	rows := strings.Split(strings.Trim(out, "\n"), "\n")
 	for i, r := range rows {
-		rows[i] = strings.TrimRight(r, " ")
+		if r != "" {
+			rows[i] = "  " + r
+		}
 	}
 	return rows
 }

@@ -6,6 +6,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 
+	"github.com/reinhq/rein/internal/termmd"
 	"github.com/reinhq/rein/internal/termtext"
 )
 
@@ -43,15 +44,42 @@ func newStyles(useColor, dark bool) *styles {
 	return s
 }
 
-// markdownStyle is the glamour style for finished answers.
-func (s *styles) markdownStyle() string {
-	switch {
-	case !s.color:
-		return "notty"
-	case s.dark:
-		return "dark"
+// markdownTheme is how finished answers look (package termmd). Without colour the inline
+// markers stay in the text (**strong**, `code`): what the colour would say.
+func (s *styles) markdownTheme() termmd.Theme {
+	if !s.color {
+		return termmd.Theme{Marks: true}
 	}
-	return "light"
+	pick := func(light, darkc string) color.Color {
+		if s.dark {
+			return lipgloss.Color(darkc)
+		}
+		return lipgloss.Color(light)
+	}
+	st := lipgloss.NewStyle
+	return termmd.Theme{
+		Heading:   sgr(st().Bold(true).Foreground(pick("#1d4ed8", "#93c5fd"))),
+		Strong:    sgr(st().Bold(true)),
+		Emph:      sgr(st().Italic(true)),
+		Strike:    sgr(st().Strikethrough(true)),
+		Code:      sgr(st().Foreground(pick("#b91c1c", "#fca5a5"))),
+		CodeBlock: sgr(st().Foreground(pick("#374151", "#d1d5db"))),
+		Link:      sgr(st().Underline(true).Foreground(pick("#0e7490", "#67e8f9"))),
+		URL:       sgr(st().Foreground(pick("#6b7280", "#9ca3af"))),
+		Quote:     sgr(st().Foreground(pick("#6b7280", "#9ca3af"))),
+		Rule:      sgr(st().Foreground(pick("#6b7280", "#9ca3af"))),
+		Marker:    sgr(st().Foreground(pick("#b45309", "#fcd34d"))),
+	}
+}
+
+// sgr is a style as the escape sequences it puts around text, computed once: rendering
+// every run of a long answer through lipgloss would cost more than the layout.
+func sgr(st lipgloss.Style) func(string) string {
+	open, end, ok := strings.Cut(st.Render("x"), "x")
+	if !ok || open == "" {
+		return nil
+	}
+	return func(s string) string { return open + s + end }
 }
 
 // clean makes text from a model or a tool safe to show (termtext) and lays tabs out as
