@@ -101,19 +101,7 @@ func runGoalRound(ctx context.Context, env Env, l *ledger.Ledger, v *view) (stri
 	causes := goalEnd(v, n, st, runErr, &end)
 	cp := Checkpoint{Round: n, ContractDigest: v.Started.ContractDigest, Verification: end.Verification, RootCauses: causes,
 		CompletedScope: fmt.Sprintf("delivery run %s: %s -> %s", id, before.Stage, st.Stage), NextStep: goalNext(id, st)}
-	if d, err := treeDigest(v.Started.Workspace); err == nil {
-		cp.Artifacts = map[string]string{"workspace": d}
-	}
-	cp.filter(v.Started.Contract.Persist)
-	body, err := cp.scanned()
-	if err != nil {
-		end.State, end.Reason, end.Detail = StateBlocked, ReasonCheckpointSecret, err.Error()
-		_, aerr := l.Append(ledger.Entry{Kind: KindRoundEnd, Body: end})
-		return end.State, aerr
-	}
-	_, err = l.AppendAll([]ledger.Entry{{Kind: KindCheckpoint, Body: body}, {Kind: KindRoundEnd, Body: end}}, nil)
-	env.crash("ended")
-	return end.State, err
+	return endRound(env, l, v, v.Started.Workspace, cp, end)
 }
 
 // goalEnd decides how goal round n ends from the run's state after it (st) and rein's

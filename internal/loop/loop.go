@@ -53,14 +53,7 @@ func (e Env) sleep(ctx context.Context, d time.Duration) error {
 	if e.Sleep != nil {
 		return e.Sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return sleepCtx(ctx, d)
 }
 
 // StartOptions are the inputs of [Start].

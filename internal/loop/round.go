@@ -74,6 +74,13 @@ func runRound(ctx context.Context, env Env, l *ledger.Ledger, v *view, p prepare
 		ModelErr: modelErr, Repeated: repeated(causes, rule, n), Rule: rule})
 	cp := Checkpoint{Round: n, ContractDigest: v.Started.ContractDigest, CompletedScope: r.Summary, Decisions: r.Decisions,
 		Verification: end.Verification, RootCauses: causes, OpenItems: r.OpenItems, NextStep: r.NextStep}
+	return endRound(env, l, v, ws, cp, end)
+}
+
+// endRound records how a round ended: the checkpoint (with the workspace's digest, filtered
+// by memory.persist and scanned for secrets) and the round's end in one write. A checkpoint
+// the scanner refuses is never written: the round ends blocked checkpoint_secret instead.
+func endRound(env Env, l *ledger.Ledger, v *view, ws string, cp Checkpoint, end roundEnd) (string, error) {
 	if d, err := treeDigest(ws); err == nil {
 		cp.Artifacts = map[string]string{"workspace": d}
 	}
