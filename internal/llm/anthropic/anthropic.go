@@ -1,15 +1,16 @@
 package anthropic
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
-
 	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/llm/sse"
 	"github.com/reinhq/rein/internal/llm/watchdog"
 )
 
@@ -33,36 +34,31 @@ type Config struct {
 	Timeouts watchdog.Limits
 }
 
+// defaultBaseURL is the Messages API's root.
+const defaultBaseURL = "https://api.anthropic.com"
+
+// apiVersion is the anthropic-version header every request carries.
+const apiVersion = "2023-06-01"
+
 // New returns the model cfg describes. It reads nothing from the environment.
 func New(cfg Config) llm.Model {
-	opts := []option.RequestOption{
-		// Credentials, base URL and headers come from cfg only, never from ANTHROPIC_* variables
-		// or profile files.
-		option.WithoutEnvironmentDefaults(),
-		// llm.Retry retries; the SDK must not retry on its own.
-		option.WithMaxRetries(0),
-		// rein makes its own spans; the SDK's spans and trace-context headers are switched off.
-		option.WithoutOpenTelemetry(),
-		option.WithOpenTelemetryPropagation(false),
+	base := cfg.BaseURL
+	if base == "" {
+		base = defaultBaseURL
 	}
-	if cfg.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
-	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
+	h := http.Header{}
+	h.Set("anthropic-version", apiVersion)
 	if cfg.APIKey != "" {
-		// The Messages API takes the key in x-api-key (the SDK's WithAPIKey would send it as
-		// a bearer token).
-		opts = append(opts, option.WithHeader("x-api-key", cfg.APIKey))
+		h.Set("x-api-key", cfg.APIKey)
 	}
-	client := sdk.NewClient(opts...)
-	return &model{cfg: cfg, api: client.Messages}
+	client, err := sse.NewClient(base, h, cfg.HTTPClient)
+	return &model{cfg: cfg, client: client, clientErr: err}
 }
 
 type model struct {
-	cfg Config
-	api sdk.MessageService
+	cfg       Config
+	client    *sse.Client
+	clientErr error // the base URL is not usable
 }
 
 // Stream implements [llm.Model].
@@ -71,7 +67,7 @@ func (m *model) Stream(ctx context.Context, req *llm.Request, emit func(llm.Even
 		Model: m.cfg.Model, Time: time.Now().UnixMilli()}
 	s := &state{msg: msg, emit: emit, price: m.cfg.Pricing, index: map[int64]*block{}}
 	defer func() {
-		// Last resort: a bug in this adapter or the SDK must not crash the caller.
+		// Last resort: a bug in this adapter must not crash the caller.
 		if r := recover(); r != nil {
 			if s.final != nil { // the final event went out already
 				final = s.final
@@ -81,23 +77,47 @@ func (m *model) Stream(ctx context.Context, req *llm.Request, emit func(llm.Even
 		}
 	}()
 	emit(llm.Event{Type: llm.EventStart})
-	if m.cfg.APIKey == "" && m.cfg.BaseURL == "" {
+	switch {
+	case m.cfg.APIKey == "" && m.cfg.BaseURL == "":
 		return s.fail(&llm.Error{Kind: llm.KindUnavailable, Message: "no API key configured for Anthropic"})
+	case m.clientErr != nil:
+		return s.fail(&llm.Error{Kind: llm.KindInvalid, Message: "Anthropic model: " + m.clientErr.Error()})
+	}
+	body, err := json.Marshal(m.body(req))
+	if err != nil {
+		return s.fail(&llm.Error{Kind: llm.KindInvalid, Message: "could not encode the request: " + err.Error()})
 	}
 	x := watchdog.New(m.cfg.Timeouts)
-	params, opts := m.params(req)
-	stream := m.api.NewStreaming(ctx, params, append(opts, option.WithMiddleware(x.Middleware))...)
-	defer stream.Close()
-	for stream.Next() {
-		if err := s.event(stream.Current()); err != nil {
+	res, err := m.client.Post(ctx, "v1/messages", int64(len(body)), func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(body)), nil
+	}, x)
+	if err != nil {
+		return s.fail(m.redact(classify(ctx, x, err)))
+	}
+	defer func() { _ = res.Body.Close() }()
+	return m.read(ctx, x, s, res.Body)
+}
+
+// read decodes the event stream of body into s.
+func (m *model) read(ctx context.Context, x *watchdog.Exchange, s *state, body io.Reader) *llm.Message {
+	d := sse.NewDecoder(body)
+	defer d.Release()
+	for d.Next() {
+		if err := s.event(d.Event()); err != nil {
 			return s.fail(m.redact(err))
 		}
 		if s.stopped {
 			break
 		}
 	}
-	if err := stream.Err(); err != nil && !s.stopped {
+	if err := d.Err(); err != nil && !s.stopped {
 		return s.fail(m.redact(classify(ctx, x, err)))
+	}
+	if _, cut := d.Cut(); cut && !s.stopped {
+		return s.fail(llm.IncompleteStream(ctx, "the stream ended inside an event"))
+	}
+	if err := ctx.Err(); err != nil && !s.stopped {
+		return s.fail(llm.TransportError(ctx, err))
 	}
 	switch {
 	case !s.stopped:

@@ -109,7 +109,7 @@ func checkRequest(t *testing.T, r *http.Request, body []byte) {
 	}
 	for _, h := range []string{"traceparent", "tracestate", "baggage"} {
 		if v := r.Header.Get(h); v != "" {
-			t.Errorf("%s header %q sent: the SDK's OpenTelemetry must be off", h, v)
+			t.Errorf("%s header %q sent: rein sends no trace context to the provider", h, v)
 		}
 	}
 	var got map[string]any
@@ -560,5 +560,41 @@ func TestToolSchemaFallback(t *testing.T) {
 	]`, &want)
 	if diff := cmp.Diff(want, requestBody(t, bodies)["tools"]); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+}
+
+// TestWireDetails checks the headers, an error event known only by its type or only by its
+// name, a body cut inside an event, and a base URL that is not one.
+func TestWireDetails(t *testing.T) {
+	start := `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[]}}`
+	var header http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		header = r.Header.Clone()
+		_, _ = io.WriteString(w, fixture(t, "text"))
+	}))
+	t.Cleanup(srv.Close)
+	if msg, _ := run(t, newModel(srv.URL, "k"), llmtest.Request()); msg.Err != nil {
+		t.Fatalf("error %+v", msg.Err)
+	}
+	if header.Get("anthropic-version") != "2023-06-01" || header.Get("x-api-key") != "k" || header.Get("anthropic-beta") != "" {
+		t.Errorf("headers %v: want anthropic-version 2023-06-01, the key in x-api-key, no anthropic-beta", header)
+	}
+	for _, tt := range []struct {
+		name, body string
+		kind       llm.ErrorKind
+	}{
+		{"type only", "data: " + start + "\n\ndata: " + `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}` + "\n\n", llm.KindOverloaded},
+		{"name only, not JSON", sse(start) + "event: error\ndata: upstream went away\n\n", llm.KindServer},
+		{"cut inside an event", sse(start) + "event: content_block_start\ndata: {\"type\":", llm.KindIncompleteStream},
+	} {
+		url, _ := serve(t, 200, nil, tt.body)
+		msg, _ := run(t, newModel(url, "k"), llmtest.Request())
+		if msg.Err == nil || msg.Err.Kind != tt.kind {
+			t.Errorf("%s: error %+v, want %s", tt.name, msg.Err, tt.kind)
+		}
+	}
+	msg, _ := run(t, newModel("ftp://x", "k"), llmtest.Request())
+	if msg.Err == nil || msg.Err.Kind != llm.KindInvalid || !strings.Contains(msg.Err.Message, "ftp://x") {
+		t.Errorf("base URL ftp://x: error %+v, want invalid naming it", msg.Err)
 	}
 }

@@ -1,5 +1,7 @@
-// Package anthropic is the [llm.Model] adapter for Anthropic's Messages API, streaming, built
-// on the official SDK (github.com/anthropics/anthropic-sdk-go/v2).
+// Package anthropic is the [llm.Model] adapter for Anthropic's Messages API, streaming. It is
+// rein's own request encoding and stream decoding on package sse's HTTP client and
+// server-sent-event decoder (the official SDK it was once built on was 15 % of the binary;
+// bench/NOTES.md). The bodies it writes are, as JSON, those the SDK wrote (testdata/sdkbody).
 //
 // It keeps the contract of package llm (checked by llmtest): Stream never panics and never
 // returns a Go error, emit is called synchronously and in stream order, the first event is
@@ -8,17 +10,16 @@
 //
 // # Client
 //
-// [New] configures the SDK client from [Config] alone:
-//   - option.WithoutEnvironmentDefaults: no ANTHROPIC_* variable, profile or config file is
-//     read; credentials and base URL are rein's business.
-//   - option.WithMaxRetries(0): retrying is done by [llm.Retry], which honours retry-after.
-//   - option.WithoutOpenTelemetry and option.WithOpenTelemetryPropagation(false): the SDK
-//     would otherwise open its own spans through the global tracer provider and send
-//     trace-context headers; rein records model calls in its own spans (chat {model}), so
-//     both are switched off on purpose.
-//   - The key is sent in the x-api-key header (the SDK's WithAPIKey would send it as a bearer
-//     token). With neither an API key nor a base URL, Stream fails at once with
-//     [llm.KindUnavailable].
+// [New] configures the client from [Config] alone:
+//   - No ANTHROPIC_* variable, profile or config file is read; credentials and base URL are
+//     rein's business. The base URL defaults to https://api.anthropic.com; requests go to
+//     {base}/v1/messages.
+//   - No retries: retrying is done by [llm.Retry], which honours retry-after.
+//   - No trace-context headers: rein records model calls in its own spans (chat {model}).
+//   - The key is sent in the x-api-key header, never as a bearer token; every request carries
+//     anthropic-version: 2023-06-01 and no anthropic-beta header. With neither an API key nor a
+//     base URL, Stream fails at once with [llm.KindUnavailable]; an unusable base URL is
+//     [llm.KindInvalid].
 //
 // # Request
 //
@@ -39,15 +40,17 @@
 //     [llm.DefaultMaxOutput]. A thinking level other than off enables budget thinking with
 //     [llm.ThinkingLevel.ThinkingBudget] tokens added on top of max_tokens, both capped by
 //     Config.MaxTokens when known; the budget shrinks to leave at least 1024 output tokens, and
-//     thinking stays off when that leaves a budget under the API's minimum of 1024. The
-//     thinking setting is written into the JSON body directly, because the SDK prints a
-//     deprecation warning to os.Stderr for budget thinking on some models.
+//     thinking stays off when that leaves a budget under the API's minimum of 1024
+//     ("thinking": {"type": "enabled", "budget_tokens": …}).
 //   - Prompt caching: the system prompt and the last block of the last message carry an
-//     ephemeral cache_control breakpoint, so a growing conversation reuses its prefix.
+//     ephemeral cache_control breakpoint (unless that block is thinking, which takes none), so a
+//     growing conversation reuses its prefix.
 //
 // # Stream
 //
-//   - message_start gives the response id and the first usage; ping events are ignored.
+//   - Events are read with package sse's decoder and dispatched on their data's "type";
+//     message_start gives the response id and the first usage; ping events and unknown types
+//     are ignored. An event named "error", or whose type is "error", is an error event.
 //   - content_block_start/delta/stop of text, thinking and tool_use blocks become the
 //     text_*, thinking_* and toolcall_* events; [llm.Event.Index] is the part's index in the
 //     message content. signature_delta fills [llm.Part.Signature]; a redacted_thinking block
@@ -83,11 +86,12 @@
 //     stop_reason. A body that ends before (cleanly or by a read error), a message_stop with no
 //     stop_reason, or a body silent for longer than the idle timeout is a retryable
 //     [llm.KindIncompleteStream] failure; the partial message is returned failed, never as
-//     the answer. A connection that fails before the response headers is a retryable network
+//     the answer; so is a body that ends inside an event. A connection that fails before
+//     the response headers is a retryable network
 //     error ([llm.TransportError]); no headers within the header timeout a retryable
 //     [llm.KindTimeout] (Config.Timeouts, package watchdog). A cancelled caller context is an
-//     abort. An event that cannot be decoded, or a delta for a block that was never started,
-//     is a [llm.KindProtocol] error.
+//     abort. An event that cannot be decoded, a line over the decoder's bound, or a delta for a
+//     block that was never started, is a [llm.KindProtocol] error.
 //   - The API key never appears in an error message: should a server echo it, it is replaced
 //     by "[redacted]". A panic inside Stream is recovered as a protocol error, as a last resort.
 package anthropic

@@ -1,26 +1,27 @@
 package anthropic
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-
 	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/llm/sse"
 	"github.com/reinhq/rein/internal/llm/watchdog"
 )
 
 // maxErrorText bounds the provider text kept in an error message.
 const maxErrorText = 4000
 
-// classify maps an error of the SDK's stream to a typed failure. x watched the request: a
-// watchdog timeout is a retryable timeout or incomplete stream, a transport failure after the
-// response headers an incomplete stream, one before them a network error.
+// classify maps an error of the request or of reading its stream to a typed failure. x
+// watched the request: a watchdog timeout is a retryable timeout or incomplete stream, a
+// transport failure after the response headers an incomplete stream, one before them a
+// network error.
 func classify(ctx context.Context, x *watchdog.Exchange, err error) *llm.Error {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return llm.TransportError(ctx, err)
@@ -29,66 +30,75 @@ func classify(ctx context.Context, x *watchdog.Exchange, err error) *llm.Error {
 	if errors.As(err, &wd) {
 		return wd.LLM()
 	}
-	var apiErr *sdk.Error
-	if errors.As(err, &apiErr) {
-		if apiErr.StatusCode >= 400 {
-			return providerError(apiErr, apiErr.StatusCode, retryAfter(apiErr.Response)).Classify()
-		}
-		return eventError(apiErr)
+	var httpErr *sse.HTTPError
+	if errors.As(err, &httpErr) {
+		p := providerError([]byte(httpErr.Body))
+		p.Status, p.RetryAfter = httpErr.Status, retryAfter(httpErr.Header)
+		return p.Classify()
 	}
-	if x.Err() != nil || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) {
-		if x.Responded() {
-			return llm.IncompleteStream(ctx, "the connection failed mid-stream: "+err.Error())
-		}
-		return llm.TransportError(ctx, err)
+	if errors.Is(err, bufio.ErrTooLong) {
+		return &llm.Error{Kind: llm.KindProtocol, Message: "could not decode the response stream: " + err.Error()}
 	}
-	return &llm.Error{Kind: llm.KindProtocol, Message: "could not decode the response stream: " + err.Error()}
+	if x.Responded() {
+		return llm.IncompleteStream(ctx, "the connection failed mid-stream: "+err.Error())
+	}
+	return llm.TransportError(ctx, err)
+}
+
+// errorBody is the API's error shape, as an HTTP answer and as an error event:
+// {"type":"error","error":{"type":…,"message":…,"details":{"error_code":…}}}.
+type errorBody struct {
+	Error struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+		Details *struct {
+			ErrorCode string `json:"error_code"`
+		} `json:"details"`
+	} `json:"error"`
 }
 
 // providerError reads the structured fields of an API error: error.type and
-// error.details.error_code, which classify it before its message does.
-func providerError(e *sdk.Error, status int, wait time.Duration) llm.ProviderError {
-	return llm.ProviderError{Status: status, Type: string(e.Type()), Code: string(e.ErrorCode()),
-		Message: errorText(e), RetryAfter: wait}
+// error.details.error_code, which classify it before its message does. The message is
+// "type: message", or the raw body when it is not the API's JSON error shape.
+func providerError(body []byte) llm.ProviderError {
+	var b errorBody
+	if json.Unmarshal(body, &b) != nil {
+		b = errorBody{}
+	}
+	p := llm.ProviderError{Type: b.Error.Type}
+	if b.Error.Details != nil {
+		p.Code = b.Error.Details.ErrorCode
+	}
+	if b.Error.Type != "" && b.Error.Message != "" {
+		p.Message = b.Error.Type + ": " + b.Error.Message
+	} else {
+		p.Message = strings.TrimSpace(string(body))
+	}
+	if len(p.Message) > maxErrorText {
+		p.Message = p.Message[:maxErrorText] + "…"
+	}
+	return p
 }
 
 // eventError classifies a mid-stream error event by its type (and code), as the API would
 // answer it over HTTP; Status is 0, as the HTTP status was 200. An event of unknown type with
 // no recognisable text is a retryable server error.
-func eventError(e *sdk.Error) *llm.Error {
-	p := providerError(e, 0, 0)
+func eventError(data []byte) *llm.Error {
+	p := providerError(data)
 	if p.Message == "" {
 		p.Message = "error event without details"
 	}
 	return p.Classify()
 }
 
-// errorText is "type: message" from an API error body, or the raw body when it is not the
-// API's JSON error shape.
-func errorText(e *sdk.Error) string {
-	var text string
-	if e.Type() != "" && e.Message != "" {
-		text = string(e.Type()) + ": " + e.Message
-	} else {
-		text = strings.TrimSpace(e.RawJSON())
-	}
-	if len(text) > maxErrorText {
-		text = text[:maxErrorText] + "…"
-	}
-	return text
-}
-
 // retryAfter reads retry-after-ms (milliseconds) or retry-after (seconds or an HTTP date).
-func retryAfter(res *http.Response) time.Duration {
-	if res == nil {
-		return 0
-	}
-	if v := res.Header.Get("retry-after-ms"); v != "" {
+func retryAfter(h http.Header) time.Duration {
+	if v := h.Get("retry-after-ms"); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
 			return time.Duration(ms * float64(time.Millisecond))
 		}
 	}
-	v := res.Header.Get("retry-after")
+	v := h.Get("retry-after")
 	if v == "" {
 		return 0
 	}

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-
 	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/llm/sse"
 )
 
 // block is one content block of the response being streamed.
@@ -28,7 +27,7 @@ type state struct {
 	index   map[int64]*block // by the wire's block index
 	blocks  []*block         // in start order
 	usage   llm.Usage
-	reason  sdk.StopReason
+	reason  string
 	stopped bool         // message_stop arrived
 	final   *llm.Message // set once the final event is emitted
 }
@@ -37,15 +36,62 @@ func protocolError(format string, args ...any) *llm.Error {
 	return &llm.Error{Kind: llm.KindProtocol, Message: fmt.Sprintf(format, args...)}
 }
 
+// streamEvent is the data of one event of the stream; the fields an event type does not have
+// stay empty.
+type streamEvent struct {
+	Type    string `json:"type"`
+	Index   int64  `json:"index"`
+	Message struct {
+		ID    string `json:"id"`
+		Usage usage  `json:"usage"`
+	} `json:"message"`
+	ContentBlock contentStart `json:"content_block"`
+	Delta        struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage usage `json:"usage"`
+}
+
+// contentStart is the block of a content_block_start event.
+type contentStart struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	Signature string          `json:"signature"`
+	Data      string          `json:"data"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+}
+
+// usage holds the counts an event reported; nil is a count it did not report.
+type usage struct {
+	InputTokens              *int `json:"input_tokens"`
+	OutputTokens             *int `json:"output_tokens"`
+	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
+}
+
 // event handles one stream event; an error ends the stream.
-func (s *state) event(ev sdk.MessageStreamEventUnion) *llm.Error {
+func (s *state) event(e sse.Event) *llm.Error {
+	if e.Name == "error" {
+		return eventError(e.Data)
+	}
+	var ev streamEvent
+	if err := json.Unmarshal(e.Data, &ev); err != nil {
+		return protocolError("could not decode the %q event of the response stream: %s", e.Name, err)
+	}
 	switch ev.Type {
+	case "error":
+		return eventError(e.Data)
 	case "message_start":
 		s.msg.ResponseID = ev.Message.ID
-		u := ev.Message.Usage
-		s.setUsage(u.InputTokens, u.JSON.InputTokens.Valid(), u.OutputTokens, u.JSON.OutputTokens.Valid(),
-			u.CacheReadInputTokens, u.JSON.CacheReadInputTokens.Valid(),
-			u.CacheCreationInputTokens, u.JSON.CacheCreationInputTokens.Valid())
+		s.setUsage(&ev.Message.Usage)
 	case "content_block_start":
 		if _, dup := s.index[ev.Index]; dup {
 			return protocolError("content block %d started twice", ev.Index)
@@ -56,7 +102,7 @@ func (s *state) event(ev sdk.MessageStreamEventUnion) *llm.Error {
 		if b == nil {
 			return protocolError("delta for content block %d, which was never started", ev.Index)
 		}
-		s.delta(b, &ev.Delta)
+		s.delta(b, ev.Delta.Type, ev.Delta.Text, ev.Delta.Thinking, ev.Delta.Signature, ev.Delta.PartialJSON)
 	case "content_block_stop":
 		b := s.index[ev.Index]
 		if b == nil {
@@ -67,34 +113,28 @@ func (s *state) event(ev sdk.MessageStreamEventUnion) *llm.Error {
 		if ev.Delta.StopReason != "" {
 			s.reason = ev.Delta.StopReason
 		}
-		u := ev.Usage
-		s.setUsage(u.InputTokens, u.JSON.InputTokens.Valid(), u.OutputTokens, u.JSON.OutputTokens.Valid(),
-			u.CacheReadInputTokens, u.JSON.CacheReadInputTokens.Valid(),
-			u.CacheCreationInputTokens, u.JSON.CacheCreationInputTokens.Valid())
+		s.setUsage(&ev.Usage)
 	case "message_stop":
 		s.stopped = true
 	}
-	// Other event types (ping is dropped by the SDK) carry nothing rein models.
+	// Other event types (ping) carry nothing rein models.
 	return nil
 }
 
 // setUsage overwrites the counts the event reported: message_delta's override message_start's.
-func (s *state) setUsage(in int64, inOK bool, out int64, outOK bool, read int64, readOK bool, write int64, writeOK bool) {
-	if inOK {
-		s.usage.Input = int(in)
-	}
-	if outOK {
-		s.usage.Output = int(out)
-	}
-	if readOK {
-		s.usage.CacheRead = int(read)
-	}
-	if writeOK {
-		s.usage.CacheWrite = int(write)
+func (s *state) setUsage(u *usage) {
+	for _, f := range []struct {
+		from *int
+		to   *int
+	}{{u.InputTokens, &s.usage.Input}, {u.OutputTokens, &s.usage.Output},
+		{u.CacheReadInputTokens, &s.usage.CacheRead}, {u.CacheCreationInputTokens, &s.usage.CacheWrite}} {
+		if f.from != nil {
+			*f.to = *f.from
+		}
 	}
 }
 
-func (s *state) start(wire int64, cb *sdk.ContentBlockStartEventContentBlockUnion) {
+func (s *state) start(wire int64, cb *contentStart) {
 	b := &block{part: len(s.msg.Content)}
 	s.index[wire] = b
 	s.blocks = append(s.blocks, b)
@@ -115,8 +155,8 @@ func (s *state) start(wire int64, cb *sdk.ContentBlockStartEventContentBlockUnio
 		s.emit(llm.Event{Type: llm.EventThinkingStart, Index: b.part})
 	case "tool_use":
 		b.typ = llm.PartToolCall
-		if raw := cb.JSON.Input.Raw(); isObject(raw) {
-			b.initial = raw
+		if isObject(cb.Input) {
+			b.initial = string(cb.Input)
 		}
 		s.msg.Content = append(s.msg.Content, llm.Call(cb.ID, cb.Name, ""))
 		s.emit(llm.Event{Type: llm.EventToolCallStart, Index: b.part, Call: &llm.ToolCall{ID: cb.ID, Name: cb.Name}})
@@ -134,20 +174,20 @@ func (s *state) appendText(b *block, text string, typ llm.EventType) {
 	s.emit(llm.Event{Type: typ, Index: b.part, Delta: text})
 }
 
-func (s *state) delta(b *block, d *sdk.MessageStreamEventUnionDelta) {
+func (s *state) delta(b *block, typ, text, thinking, signature, partialJSON string) {
 	if b.closed {
 		return
 	}
 	switch {
-	case d.Type == "text_delta" && b.typ == llm.PartText:
-		s.appendText(b, d.Text, llm.EventTextDelta)
-	case d.Type == "thinking_delta" && b.typ == llm.PartThinking:
-		s.appendText(b, d.Thinking, llm.EventThinkingDelta)
-	case d.Type == "signature_delta" && b.typ == llm.PartThinking:
-		s.msg.Content[b.part].Signature += d.Signature
-	case d.Type == "input_json_delta" && b.typ == llm.PartToolCall:
+	case typ == "text_delta" && b.typ == llm.PartText:
+		s.appendText(b, text, llm.EventTextDelta)
+	case typ == "thinking_delta" && b.typ == llm.PartThinking:
+		s.appendText(b, thinking, llm.EventThinkingDelta)
+	case typ == "signature_delta" && b.typ == llm.PartThinking:
+		s.msg.Content[b.part].Signature += signature
+	case typ == "input_json_delta" && b.typ == llm.PartToolCall:
 		b.args = true
-		s.appendText(b, d.PartialJSON, llm.EventToolCallDelta)
+		s.appendText(b, partialJSON, llm.EventToolCallDelta)
 	}
 	// citations_delta and mismatched deltas carry nothing rein models.
 }
@@ -203,7 +243,7 @@ func (s *state) finish() *llm.Message {
 		s.stop(b)
 	}
 	s.msg.StopReason = stopReason(s.reason, len(s.msg.ToolCalls()) > 0)
-	s.msg.FinishReason = string(s.reason)
+	s.msg.FinishReason = s.reason
 	s.setFinalUsage()
 	s.final = s.msg
 	s.emit(llm.Event{Type: llm.EventDone, Message: s.msg})
@@ -233,13 +273,13 @@ func (s *state) setFinalUsage() {
 // stopReason maps the API's stop reason. refusal and pause_turn end the turn like end_turn:
 // rein sends no server tools, so a paused turn has nothing to resume, and a refusal is an
 // answer. An unknown or missing reason means toolUse when the message has tool calls.
-func stopReason(r sdk.StopReason, calls bool) llm.StopReason {
+func stopReason(r string, calls bool) llm.StopReason {
 	switch r {
-	case sdk.StopReasonEndTurn, sdk.StopReasonStopSequence, sdk.StopReasonRefusal, sdk.StopReasonPauseTurn:
+	case "end_turn", "stop_sequence", "refusal", "pause_turn":
 		return llm.StopEnd
-	case sdk.StopReasonMaxTokens, sdk.StopReasonModelContextWindowExceeded:
+	case "max_tokens", "model_context_window_exceeded":
 		return llm.StopLength
-	case sdk.StopReasonToolUse:
+	case "tool_use":
 		return llm.StopToolUse
 	}
 	if calls {
@@ -249,7 +289,7 @@ func stopReason(r sdk.StopReason, calls bool) llm.StopReason {
 }
 
 // isObject reports whether raw is a JSON object with at least one member.
-func isObject(raw string) bool {
+func isObject(raw json.RawMessage) bool {
 	var obj map[string]json.RawMessage
-	return json.Unmarshal([]byte(raw), &obj) == nil && len(obj) > 0
+	return json.Unmarshal(raw, &obj) == nil && len(obj) > 0
 }

@@ -11,13 +11,14 @@ import (
 
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/openaicompat/oaisdk"
+	"github.com/reinhq/rein/internal/llm/sse"
 	"github.com/reinhq/rein/internal/llm/watchdog"
 )
 
 // responsesModel streams the Responses API.
 type responsesModel struct {
 	cfg    Config
-	client *oaisdk.Client
+	client *sse.Client
 }
 
 // Stream streams one assistant turn. See the package documentation for the contract.
@@ -41,7 +42,7 @@ func (m *responsesModel) Stream(ctx context.Context, req *llm.Request, emit func
 		return a.Fail(oaisdk.StreamError(ctx, x, err, m.cfg.APIKey))
 	}
 	defer func() { _ = res.Body.Close() }()
-	d := oaisdk.NewDecoder(res.Body)
+	d := sse.NewDecoder(res.Body)
 	defer d.Release()
 	s := &responseStream{a: a, key: m.cfg.APIKey, pricing: m.cfg.Pricing, items: map[string]*outputItem{}}
 	for d.Next() && ctx.Err() == nil {
@@ -90,7 +91,7 @@ func (s *responseStream) item(id, kind string) *outputItem {
 
 // decode decodes and applies one event and returns the final message when the event ends the
 // response. Malformed JSON is an error, and so is an event with a top-level error object.
-func (s *responseStream) decode(e oaisdk.Event) (*llm.Message, error) {
+func (s *responseStream) decode(e sse.Event) (*llm.Message, error) {
 	var ev streamEvent
 	if err := json.Unmarshal(e.Data, &ev); err != nil {
 		return nil, fmt.Errorf("event %q: %w", e.Name, err)

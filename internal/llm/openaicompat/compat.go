@@ -10,6 +10,7 @@ import (
 
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/openaicompat/oaisdk"
+	"github.com/reinhq/rein/internal/llm/sse"
 	"github.com/reinhq/rein/internal/llm/watchdog"
 )
 
@@ -65,7 +66,7 @@ type Config struct {
 // Model streams Chat Completions. It implements [llm.Model].
 type Model struct {
 	cfg     Config
-	client  *oaisdk.Client
+	client  *sse.Client
 	schemas schemaCache
 	msgs    msgCache
 	bodies  bodyBuffer
@@ -121,7 +122,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, emit func(llm.Even
 		return a.Fail(oaisdk.StreamError(ctx, x, err, m.cfg.APIKey))
 	}
 	defer func() { _ = res.Body.Close() }()
-	d := oaisdk.NewDecoder(res.Body)
+	d := sse.NewDecoder(res.Body)
 	defer d.Release()
 	s := newChatStream(a, m.cfg.Pricing)
 	for d.Next() && ctx.Err() == nil {

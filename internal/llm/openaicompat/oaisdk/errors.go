@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/llm/sse"
 	"github.com/reinhq/rein/internal/llm/watchdog"
 )
 
@@ -34,7 +35,7 @@ func HasError(raw json.RawMessage) bool {
 // apiKey is removed from the message.
 func Classify(ctx context.Context, err error, apiKey string) *llm.Error {
 	var e *llm.Error
-	var httpErr *HTTPError
+	var httpErr *sse.HTTPError
 	var streamErr *EventError
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError

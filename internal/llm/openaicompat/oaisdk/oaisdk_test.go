@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/llm/sse"
 	"github.com/reinhq/rein/internal/llm/watchdog"
 )
 
@@ -95,7 +96,7 @@ func TestClassify(t *testing.T) {
 		err  error
 		kind llm.ErrorKind
 	}{
-		{"http", bg, &HTTPError{Status: 401, Body: `{"error":{"message":"bad key ` + key + `"}}`}, llm.KindAuth},
+		{"http", bg, &sse.HTTPError{Status: 401, Body: `{"error":{"message":"bad key ` + key + `"}}`}, llm.KindAuth},
 		{"stream error", bg, &EventError{Data: []byte(`{"error":{"message":"overloaded ` + key + `","type":"server_error"}}`)}, llm.KindOverloaded},
 		{"malformed", bg, fmt.Errorf("chunk 1: %w", json.Unmarshal([]byte(`{"x":`), new(any))), llm.KindProtocol},
 		{"too long", bg, fmt.Errorf("line: %w", bufio.ErrTooLong), llm.KindProtocol},
@@ -234,7 +235,7 @@ func TestPostHeaders(t *testing.T) {
 	}
 }
 
-// TestPostHTTPError checks that an error status becomes an *HTTPError with its body and
+// TestPostHTTPError checks that an error status becomes an *sse.HTTPError with its body and
 // headers, which Classify reads.
 func TestPostHTTPError(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -245,9 +246,9 @@ func TestPostHTTPError(t *testing.T) {
 	defer srv.Close()
 	c, _ := NewClient(srv.URL, "k", nil)
 	_, err := c.Post(context.Background(), "x", 2, bodyOf("{}"), watchdog.New(watchdog.Limits{}))
-	var he *HTTPError
+	var he *sse.HTTPError
 	if !errors.As(err, &he) || he.Status != 429 {
-		t.Fatalf("err %v, want an *HTTPError 429", err)
+		t.Fatalf("err %v, want an *sse.HTTPError 429", err)
 	}
 	e := Classify(context.Background(), err, "k")
 	if e.Kind != llm.KindRateLimit || !e.Retryable || e.RetryAfter() != 1500*time.Millisecond || !strings.Contains(e.Message, "slow down") {
@@ -291,7 +292,7 @@ func TestStreamConnectionReused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := NewDecoder(res.Body)
+		d := sse.NewDecoder(res.Body)
 		for d.Next() && !bytes.HasPrefix(d.Event().Data, []byte("[DONE]")) {
 		}
 		if err := d.Err(); err != nil {

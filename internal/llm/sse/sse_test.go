@@ -1,4 +1,4 @@
-package oaisdk
+package sse
 
 import (
 	"bufio"
