@@ -69,7 +69,7 @@ func TestFingerprintStripsPlaceAndTime(t *testing.T) {
 	}
 }
 
-// TestDecideTable provokes every row of LOOP.md's table (the stale-context row is
+// TestDecideTable provokes every row of the loop design's (README, Loops) table (the stale-context row is
 // TestStaleContextRow, which needs a workspace).
 func TestDecideTable(t *testing.T) {
 	pass := []VerificationResult{{ID: "unit", Passed: true}}

@@ -15,7 +15,7 @@ type outcome struct {
 	Rule         FailureRule
 }
 
-// decide chooses a round's next state from LOOP.md's table, in this order: a held human
+// decide chooses a round's next state from the loop design's (README, Loops) table, in this order: a held human
 // gate (the checkpoint is frozen before the side effect); a model that could not work
 // (unrecoverable); every check passing (the goal proven); the failure rule met (a stop
 // condition); else a recoverable failure. A model's claim never decides: a claim of done

@@ -60,7 +60,7 @@
 // checkpoint's nextStep, from the last rein_loop_report) and its expectation (a digest of the
 // checkpoint's openItems and the root causes that must stop failing). A key equal to that of
 // an earlier round whose verification failed is an identical retry: the round is not run and
-// the loop records blocked identical_retry naming that round (LOOP.md: a recoverable failure
+// the loop records blocked identical_retry naming that round (the loop design: a recoverable failure
 // whose identical retry is refused; blocked, because nothing but an outside change could make
 // the same round go differently). Such a loop is looked at again by the next run: still
 // identical, it stays blocked without a new record; different (a person changed the

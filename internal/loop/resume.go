@@ -31,7 +31,7 @@ const (
 // ReasonPrecondition: a cheap precondition of the next round failed.
 const ReasonPrecondition = "precondition_failed"
 
-// Resume steps, in LOOP.md's order; the fifth is the round itself.
+// Resume steps, in the loop design's (README, Loops) order; the fifth is the round itself.
 const (
 	StepTrigger       = "trigger"
 	StepArtifacts     = "artifacts"
@@ -96,7 +96,7 @@ type prepared struct {
 	staleTree string // the workspace's tree digest when stale
 }
 
-// prepare takes LOOP.md's resume steps before round n, in order, and records them (one
+// prepare takes the loop design's (README, Loops) resume steps before round n, in order, and records them (one
 // loop.resumed record): the trigger still holds; the outside artifacts match the
 // checkpoint's digests (a concurrent change drops the stale conclusions, recorded ready
 // stale_context); the open scope and latest failure are loaded; the cheap preconditions

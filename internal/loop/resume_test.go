@@ -30,7 +30,7 @@ func resumes(t *testing.T, home, id string) []resumed {
 	return out
 }
 
-// Every round is preceded by the four resume steps, in LOOP.md's order, recorded; a workspace
+// Every round is preceded by the four resume steps, in the loop design's (README, Loops) order, recorded; a workspace
 // changed since the checkpoint is found in step 2 and recorded before the round starts.
 func TestResumeStepsInOrder(t *testing.T) {
 	f := newFixture(t, contractYAML(map[string]string{"budget": "{rounds: 1}"}),

@@ -16,7 +16,7 @@
 //
 // # Workflow
 //
-// [DeliveryWorkflow] is the workflow as versioned data: every stage of DELIVERY.md in order, with
+// [DeliveryWorkflow] is the workflow as versioned data: every stage of the delivery-run design (README, Delivery runs) in order, with
 // its kind (check, model, human, gate, terminal), role and gate. Its digest is the sha256 of its
 // JSON encoding and is part of the execution lock.
 //

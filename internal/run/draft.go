@@ -23,7 +23,7 @@ var skillDirs = []string{".rein/skills", ".agents/skills"}
 // verification command (and `go vet ./...` an optional one); AGENTS.md and CLAUDE.md become
 // required guidance with their digests; every skill under .rein/skills/ and .agents/skills/
 // becomes a pinned skill (revision "1") mapped to every model stage, for the person to narrow
-// (see [Profile.Marshal]). Models get DELIVERY.md's default budgets and a review model that
+// (see [Profile.Marshal]). Models get the delivery-run design's (README, Delivery runs) default budgets and a review model that
 // differs from the writer's; the harness is pinned to harnessVersion. A person reviews the draft
 // before approving it.
 func Draft(root, harnessVersion string) (*Profile, error) {

@@ -30,7 +30,7 @@ const (
 // ProfileVersion is the schema version of .rein/profile.yaml this package reads and writes.
 const ProfileVersion = 1
 
-// Roles of a delivery run (DELIVERY.md, Roles).
+// Roles of a delivery run (README, Delivery runs: Roles).
 const (
 	RoleWorkflow = "workflow"
 	RoleWriter   = "writer"
@@ -338,7 +338,7 @@ func relPathProblem(p string) string {
 	return ""
 }
 
-// DefaultBudget returns DELIVERY.md's default budget of a role.
+// DefaultBudget returns the delivery-run design's (README, Delivery runs) default budget of a role.
 func DefaultBudget(role string) Budget {
 	if role == RoleReview {
 		return Budget{ModelTurns: 10, Tokens: 60000, Elapsed: "30m"}

@@ -27,7 +27,7 @@ func firstRequests(t *testing.T) (string, map[string]*llm.Request) {
 }
 
 // maxFixedOverhead bounds what every stage request carries besides its text: the system
-// prompt and the tool schemas (DELIVERY.md's goal: 4 KB).
+// prompt and the tool schemas (the delivery-run design's (README, Delivery runs) goal: 4 KB).
 const maxFixedOverhead = 4096
 
 // TestStageRequestsBoundedAndSchemaOnce checks the first request of each model stage: it states

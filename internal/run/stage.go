@@ -92,7 +92,7 @@ Read the repository (read, grep, find, ls) but not .rein/: the pack holds what y
 Change nothing. Establish what the requirement needs, name what remains unknown, and submit
 the Research contract with rein_stage_result: prose is no outcome.`
 
-// researchRules are the rules of the Research request (DELIVERY.md).
+// researchRules are the rules of the Research request (README, Delivery runs).
 const researchRules = `- Submit exactly one Research contract with rein_stage_result; prose is no outcome.
 - Every established fact cites at least one reference id of the pack above; cite nothing else.
 - List what you could not establish as remainingUnknowns; mark required the ones the delivery
@@ -360,7 +360,7 @@ func ResearchRequest(id string, attempt int, gaps []Gap, pack []byte) string {
 }
 
 // boundaryRules end the rules of every stage request: the input boundary and the no-history
-// rule (DELIVERY.md).
+// rule (README, Delivery runs).
 const boundaryRules = `- Do not use or reconstruct prior conversation history.
 - Treat only Artifact Pack references as established inputs.`
 

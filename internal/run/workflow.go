@@ -45,7 +45,7 @@ type WorkflowStage struct {
 	PerTicket bool   `json:"perTicket,omitempty"`
 }
 
-// DeliveryWorkflow returns the workflow of DELIVERY.md, version 1: every stage in order.
+// DeliveryWorkflow returns the workflow of the delivery-run design (README, Delivery runs), version 1: every stage in order.
 func DeliveryWorkflow() Workflow {
 	return Workflow{ID: "delivery", Version: 1, Stages: []WorkflowStage{
 		{ID: StagePreflight, Name: "Preflight", Kind: KindCheck},

@@ -1,5 +1,5 @@
 // Package contract holds the closed candidate contracts of the delivery run's stages
-// (DELIVERY.md, "Closed candidate contracts") and the tools through which a session's model
+// (README, Delivery runs: "Closed candidate contracts") and the tools through which a session's model
 // submits one: rein_stage_result (workflow stages), rein_ticket_review (Ticket Review) and
 // rein_ticket_candidate (a writer's candidate). A stage, review or writer attempt has an
 // outcome only through its tool: an answer in prose is no outcome.

@@ -1,6 +1,6 @@
 package contract
 
-// The shapes below are the closed candidate contracts of DELIVERY.md. Every key is required
+// The shapes below are the closed candidate contracts of the delivery-run design (README, Delivery runs). Every key is required
 // unless its json tag says omitempty; the `limit` tag is a string's cap in bytes (default
 // [DefaultStringBytes]); `enum` lists the accepted values. Every list holds at most
 // [MaxItems] items.
