@@ -21,7 +21,6 @@ func loopEnv(e *env) (loop.Env, error) {
 	return loop.Env{Home: home, Agents: stageAgents(e, home, nil), Runs: &loopRuns{e: e}}, nil
 }
 
-// loopArg is the loop named by args, else the newest.
 // loopTarget is the loop environment and the loop a command names (its one argument, else
 // the latest loop).
 func loopTarget(e *env, args []string) (loop.Env, string, error) {
@@ -33,6 +32,7 @@ func loopTarget(e *env, args []string) (loop.Env, string, error) {
 	return env, id, err
 }
 
+// loopArg is the loop named by args, else the newest.
 func loopArg(env loop.Env, args []string) (string, error) {
 	if len(args) == 1 {
 		return args[0], nil

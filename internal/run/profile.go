@@ -161,50 +161,12 @@ func ParseProfile(data []byte) (*Profile, error) {
 
 // lineOf returns the line of the node at the path of mapping keys and sequence indexes
 // (strings and ints), or of the deepest node found on the way.
-func lineOf(doc *yaml.Node, keys ...any) int {
-	_, line := nodeAt(doc, keys...)
-	return line
-}
-
-// nodeAt returns the node at the path (nil when there is none) and the line of the deepest node
-// found on the way.
-func nodeAt(doc *yaml.Node, keys ...any) (*yaml.Node, int) {
-	n := doc
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
-	line := n.Line
-	for _, k := range keys {
-		var next *yaml.Node
-		switch k := k.(type) {
-		case string:
-			if n.Kind == yaml.MappingNode {
-				for i := 0; i+1 < len(n.Content); i += 2 {
-					if n.Content[i].Value == k {
-						next = n.Content[i+1]
-						line = n.Content[i].Line
-						break
-					}
-				}
-			}
-		case int:
-			if n.Kind == yaml.SequenceNode && k < len(n.Content) {
-				next = n.Content[k]
-				line = next.Line
-			}
-		}
-		if next == nil {
-			return nil, line
-		}
-		n = next
-	}
-	return n, line
-}
+func lineOf(doc *yaml.Node, keys ...any) int { return strictyaml.Line(doc, keys...) }
 
 // integer reports whether the node at the path, if any, is a YAML integer (the decoder
 // truncates a float such as 2.5 into an int field silently).
 func integer(doc *yaml.Node, keys ...any) bool {
-	n, _ := nodeAt(doc, keys...)
+	n, _ := strictyaml.NodeAt(doc, keys...)
 	return n == nil || n.Tag == "!!int"
 }
 

@@ -129,6 +129,13 @@ func DecodeProblems(file string, err error) []Problem {
 // Line returns the line of the node at the path of mapping keys (strings) and sequence
 // indexes (ints) below doc, or of the deepest node found on the way.
 func Line(doc *yaml.Node, keys ...any) int {
+	_, line := NodeAt(doc, keys...)
+	return line
+}
+
+// NodeAt returns the node at the path of mapping keys (strings) and sequence indexes (ints)
+// below doc (nil when there is none) and the line of the deepest node found on the way.
+func NodeAt(doc *yaml.Node, keys ...any) (*yaml.Node, int) {
 	n := doc
 	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
 		n = n.Content[0]
@@ -153,9 +160,9 @@ func Line(doc *yaml.Node, keys ...any) int {
 			}
 		}
 		if next == nil {
-			return line
+			return nil, line
 		}
 		n = next
 	}
-	return line
+	return n, line
 }
