@@ -25,6 +25,23 @@ func hostSetup(e *env, o *runOptions) (home, dir string, tracer *telemetry.Trace
 }
 
 // runRPC serves the RPC protocol (package rpc) on stdin and stdout until stdin ends.
+// hostOptions completes the options of a runtime an interactive host (the UI, an RPC client)
+// opens: the command line's trust, retries and idle timeout, and the provider and model the
+// host asked for. Another provider than the command line's drops its endpoint, key and
+// scenario, which were for the old one.
+func (o *runOptions) hostOptions(opts *system.Options, provider, model string) {
+	opts.Trust, _ = o.trust.choice() // checked by validate
+	opts.Retry = llm.DefaultRetryPolicy
+	opts.Retry.MaxAttempts = o.retries + 1
+	opts.StreamIdleTimeout = o.idle
+	if provider != "" && provider != o.provider && !(provider == llm.ProviderScript && o.script != "") {
+		opts.BaseURL, opts.APIKey, opts.Script = "", "", ""
+	}
+	if provider != "" || model != "" {
+		opts.Provider, opts.Model = provider, model
+	}
+}
+
 func runRPC(e *env, o *runOptions, args []string) error {
 	if len(args) > 0 {
 		return fmt.Errorf("%w: --mode rpc takes its prompts on stdin as commands, not as arguments", ErrUsage)
@@ -56,17 +73,7 @@ func (h *rpcHost) Open(ctx context.Context, req rpc.OpenRequest) (*rpc.Runtime, 
 		// stdin carries the protocol: nobody can be asked, so "ask" rules refuse.
 		Confirm: nil,
 	}
-	opts.Trust, _ = o.trust.choice() // checked by validate
-	opts.Retry = llm.DefaultRetryPolicy
-	opts.Retry.MaxAttempts = o.retries + 1
-	opts.StreamIdleTimeout = o.idle
-	if req.Provider != "" && req.Provider != o.provider && !(req.Provider == llm.ProviderScript && o.script != "") {
-		// Another provider: the command line's endpoint, key and scenario were for the old one.
-		opts.BaseURL, opts.APIKey, opts.Script = "", "", ""
-	}
-	if req.Provider != "" || req.Model != "" {
-		opts.Provider, opts.Model = req.Provider, req.Model
-	}
+	o.hostOptions(&opts, req.Provider, req.Model)
 	switch req.Mode {
 	case rpc.OpenStart:
 		opts.Session = o.sessionChoice()

@@ -72,17 +72,7 @@ func (h *uiHost) Open(ctx context.Context, req tui.Request) (tui.Runtime, tui.In
 	if opts.Confirm == nil {
 		opts.Confirm = terminalConfirm(e) // the first runtime opens before the UI runs
 	}
-	opts.Trust, _ = o.trust.choice() // checked by validate
-	opts.Retry = llm.DefaultRetryPolicy
-	opts.Retry.MaxAttempts = o.retries + 1
-	opts.StreamIdleTimeout = o.idle
-	if req.Provider != "" && req.Provider != o.provider && !(req.Provider == llm.ProviderScript && o.script != "") {
-		// Another provider: the command line's endpoint, key and scenario were for the old one.
-		opts.BaseURL, opts.APIKey, opts.Script = "", "", ""
-	}
-	if req.Provider != "" || req.Model != "" {
-		opts.Provider, opts.Model = req.Provider, req.Model
-	}
+	o.hostOptions(&opts, req.Provider, req.Model)
 	opts.Thinking = llm.ThinkingLevel(req.Thinking)
 	switch req.Mode {
 	case tui.OpenStart:
