@@ -1,6 +1,7 @@
 // Package atomicfile writes files so that a crash leaves either the old content or the new,
 // never a mix: a temporary file in the same directory is written and fsynced, renamed over the
-// target, and the directory is fsynced so the rename itself is durable.
+// target, and the directory is fsynced so the rename itself is durable. [Replace] is the same
+// without the fsyncs, for files that only describe running processes.
 package atomicfile
 
 import (
@@ -13,6 +14,23 @@ import (
 // Write replaces path with data, created with perm. On any error the target is untouched and
 // the temporary file removed.
 func Write(path string, data []byte, perm os.FileMode) error {
+	if err := replace(path, data, perm, true); err != nil {
+		return err
+	}
+	return SyncDir(filepath.Dir(path))
+}
+
+// Replace is [Write] without the fsyncs: readers and a crash of this process (the kernel keeps
+// what was written) see the old content or the new, never a mix, but a power loss may leave
+// either or neither. It is for files that describe live processes, which a power loss ends
+// anyway (the process journal): two fsyncs there were most of the cost of starting a process.
+func Replace(path string, data []byte, perm os.FileMode) error {
+	return replace(path, data, perm, false)
+}
+
+// replace writes data to a temporary file beside path (fsynced when sync) and renames it
+// over path.
+func replace(path string, data []byte, perm os.FileMode, sync bool) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -27,7 +45,7 @@ func Write(path string, data []byte, perm os.FileMode) error {
 			err = io.ErrShortWrite
 		}
 	}
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -40,7 +58,7 @@ func Write(path string, data []byte, perm os.FileMode) error {
 		_ = os.Remove(tmp)
 		return err
 	}
-	return SyncDir(dir)
+	return nil
 }
 
 // SyncDir makes the entries of directory name durable. Directories are opened read-only:

@@ -34,6 +34,10 @@ type selector struct {
 	// (orphans it adopted as subreaper) and carry no tag of this rein process; it reports
 	// whether a pid is a live run's.
 	orphans func(pid int) bool
+	// below limits the sweep to this process's subtree (see candidates): set for the runs of
+	// a subreaper, whose every descendant is below it. A dead rein's leftovers ([Reap]) are
+	// not: they were reparented elsewhere.
+	below bool
 }
 
 // group names a process group: its leader's start time and its session.

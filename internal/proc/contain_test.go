@@ -332,3 +332,74 @@ func TestReapCorruptJournal(t *testing.T) {
 		t.Errorf("missing dir: %v %v", ended, err)
 	}
 }
+
+// TestMain makes the test binary a child subreaper, as rein's main does, when
+// REIN_PROC_AS_SUBREAPER is set: TestContainAsSubreaper runs the containment tests again that
+// way, where a sweep looks at rein's own subtree instead of the whole process table.
+func TestMain(m *testing.M) {
+	if os.Getenv("REIN_PROC_AS_SUBREAPER") != "" {
+		if err := Subreap(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// TestContainAsSubreaper runs the containment tests in a helper that is a child subreaper:
+// every way of leaving the run (background, setsid, nohup, double fork, daemon), a timeout and
+// a concurrent run are found below rein, as they are in the whole table.
+func TestContainAsSubreaper(t *testing.T) {
+	linuxOnly(t)
+	if os.Getenv("REIN_PROC_AS_SUBREAPER") != "" {
+		if !subreaping.Load() {
+			t.Fatal("the helper is no subreaper")
+		}
+		return
+	}
+	tests := []string{"TestContainAsSubreaper", "TestContainEndsWhatTheRunLeft", "TestContainOnTimeout", "TestContainSparesOtherRuns", "TestSubtree"}
+	cmd := exec.Command(os.Args[0], "-test.run=^("+strings.Join(tests, "|")+")$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "REIN_PROC_AS_SUBREAPER=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	for _, name := range tests {
+		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
+			t.Errorf("%s did not pass as subreaper:\n%s", name, out)
+		}
+	}
+}
+
+// TestSubtree: the subtree lists a child and a grandchild (parents first) and nothing that
+// is not below this process.
+func TestSubtree(t *testing.T) {
+	linuxOnly(t)
+	s, pidFile := leaver(t, "background")
+	s.Args[2] += "; sleep 1000"
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Result)
+	go func() { done <- Run(ctx, s) }()
+	defer func() { cancel(); <-done }()
+	grandchild := waitPid(t, pidFile)
+	ps, ok := subtree(os.Getpid())
+	if !ok {
+		t.Skip("the kernel has no /proc/PID/task/TID/children")
+	}
+	at := map[int]int{}
+	for i, p := range ps {
+		at[p.pid] = i
+		if p.pid == 1 || p.pid == os.Getpid() {
+			t.Errorf("the subtree holds pid %d", p.pid)
+		}
+	}
+	g, ok := readStat(grandchild)
+	if !ok {
+		t.Fatal("the grandchild is gone")
+	}
+	i, ok1 := at[g.ppid]
+	j, ok2 := at[grandchild]
+	if !ok1 || !ok2 || i > j {
+		t.Errorf("subtree %v: want the shell %d before its child %d", ps, g.ppid, grandchild)
+	}
+}

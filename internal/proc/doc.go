@@ -53,6 +53,12 @@
 //     process — exec.Cmd waits for its own child by pid, and starting a process and
 //     registering it happen under the lock the reaper holds, so the reaper never takes a
 //     run's child. Subreap is for a process whose every child is started by Run.
+//     As subreaper, a sweep for a run looks only at rein's own subtree (read from
+//     /proc/PID/task/TID/children): every descendant of a run stays below rein, since an
+//     orphan is reparented to the nearest subreaper, so a handful of reads replace one per
+//     process on the machine. Without the setting, or where the kernel has no children
+//     files, it reads every process. What a daemon outside rein starts on a run's behalf
+//     (cron, systemd, a tmux server started elsewhere) is below neither and inherits no tag.
 //   - [Journal] records, in $REIN_HOME/procs/<pid>-<start>-<random>.json (written
 //     atomically), this rein process (pid and start time), the id in its tags, and each
 //     live run's process and group. The file exists, with the id, before the first process

@@ -100,15 +100,15 @@ func (j *Journal) remove(pid int) {
 	}
 }
 
-// write replaces the file; the caller holds mu. atomicfile also syncs, which a rein killed
-// by a signal does not need (the kernel keeps what was written) but power loss does not
-// matter here either: it ends every process.
+// write replaces the file; the caller holds mu. Nothing is fsynced: a rein killed by a signal
+// does not need it (the kernel keeps what was written), and a power loss ends every process
+// the journal names.
 func (j *Journal) write() error {
 	data, err := json.Marshal(j.rec)
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.Write(j.path, append(data, '\n'), 0o600); err != nil {
+	if err := atomicfile.Replace(j.path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("write the process journal %s: %w", j.path, err)
 	}
 	return nil

@@ -189,7 +189,7 @@ func run(ctx context.Context, s Spec, started func(pid int)) Result {
 	pid := cmd.Process.Pid
 	// Not reaped before Wait: what is read now is the process's own.
 	g := groupOf(pid)
-	sel := selector{tags: tagMatch{tag: tag}, groups: map[int]group{pid: g}, since: g.start}
+	sel := selector{tags: tagMatch{tag: tag}, groups: map[int]group{pid: g}, since: g.start, below: subreaping.Load()}
 	if s.Journal != nil && !s.LeaveRunning {
 		if err := s.Journal.add(pid, sel.groups[pid]); err != nil {
 			_ = killGroup(pid)

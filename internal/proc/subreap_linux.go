@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 )
 
@@ -30,7 +27,8 @@ func Subreap() error {
 			reapOrphans()
 		}
 	}()
-	reapOrphans()
+	// No reap now: a process has no children of its own before it starts one, and a zombie
+	// it inherited through exec is waited for at the first SIGCHLD.
 	return nil
 }
 
@@ -63,25 +61,11 @@ func reapOrphans() {
 // children lists this process's children, from /proc/self/task/*/children or, where the
 // kernel lacks those files, from the whole process table.
 func children() []int {
-	files, _ := filepath.Glob("/proc/self/task/*/children")
-	var pids []int
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			pids = nil
-			files = nil
-			break
-		}
-		for _, field := range strings.Fields(string(data)) {
-			if pid, err := strconv.Atoi(field); err == nil {
-				pids = append(pids, pid)
-			}
-		}
-	}
-	if files != nil {
+	self := os.Getpid()
+	if pids, ok := taskChildren(self, nil); ok {
 		return pids
 	}
-	self := os.Getpid()
+	var pids []int
 	for _, p := range table() {
 		if p.ppid == self {
 			pids = append(pids, p.pid)

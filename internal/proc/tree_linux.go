@@ -147,6 +147,78 @@ func table() []procInfo {
 	return ps
 }
 
+// taskChildren appends to pids the children of process pid, from /proc/PID/task/*/children
+// (a child is listed under the thread that started it, or that it was reparented to). false
+// when the process is gone or the kernel has no children files.
+func taskChildren(pid int, pids []int) ([]int, bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return pids, false
+	}
+	for _, t := range tasks {
+		data, err := os.ReadFile(dir + t.Name() + "/children")
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) && t.Name() != strconv.Itoa(pid) {
+				continue // a thread that ended meanwhile
+			}
+			return pids, false
+		}
+		for len(data) > 0 {
+			field := data
+			if i := bytes.IndexByte(data, ' '); i >= 0 {
+				field, data = data[:i], data[i+1:]
+			} else {
+				data = nil
+			}
+			if c, ok := atoi(bytes.TrimSpace(field)); ok && c > 0 {
+				pids = append(pids, c)
+			}
+		}
+	}
+	return pids, true
+}
+
+// subtree lists every process below process self (not self), parents before their children;
+// false when the kernel cannot list children (the caller reads the whole table instead).
+func subtree(self int) ([]procInfo, bool) {
+	queue, ok := taskChildren(self, nil)
+	if !ok {
+		return nil, false
+	}
+	seen := map[int]bool{self: true}
+	var ps []procInfo
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		if seen[pid] {
+			continue
+		}
+		seen[pid] = true
+		p, ok := readStat(pid)
+		if !ok {
+			continue // gone meanwhile
+		}
+		ps = append(ps, p)
+		queue, _ = taskChildren(pid, queue)
+	}
+	return ps, true
+}
+
+// candidates lists the processes a sweep looks at. With below set (this process is a child
+// subreaper and the sweep is for one of its runs) that is this process's subtree: a process
+// that descends from a run stays below rein, because an orphan is reparented to the nearest
+// subreaper, not to init. Otherwise, or where the kernel cannot list children, it is every
+// process /proc shows.
+func candidates(below bool, self int) []procInfo {
+	if below {
+		if ps, ok := subtree(self); ok {
+			return ps
+		}
+	}
+	return table()
+}
+
 // tagsOf reads the tags in a process's environment (nil when it cannot be read: another
 // user's process, or a zombie).
 func tagsOf(pid int) []string {
@@ -171,7 +243,7 @@ func sweep(sel selector) []Ended {
 	var order []key
 	for round := 0; round < maxSweepRounds; round++ {
 		fresh := 0
-		for _, p := range sel.pick(table(), self) {
+		for _, p := range sel.pick(candidates(sel.below, self), self) {
 			k := key{p.pid, p.start}
 			if _, ok := stopped[k]; ok {
 				continue
