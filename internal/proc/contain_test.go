@@ -248,10 +248,7 @@ func subreaperHelper(t *testing.T, dir string) {
 // Reap ends both, reports them and removes the journal.
 func TestReapAfterDeath(t *testing.T) {
 	if dir := os.Getenv("REIN_PROC_JOURNAL"); dir != "" {
-		j, err := OpenJournal(filepath.Join(dir, "procs"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		j := OpenJournal(filepath.Join(dir, "procs"))
 		s := sh(`sleep 1000 & echo $! > "$D/bg"; setsid sh -c 'echo $$ > "$D/sid"; exec sleep 1000' &` +
 			"\n" + `while [ ! -s "$D/sid" ]; do sleep 0.01; done; echo ok > "$D/ready"; exec sleep 1000`)
 		s.Env, s.Contain, s.Journal = append(os.Environ(), "D="+dir), true, j
@@ -274,12 +271,13 @@ func TestReapAfterDeath(t *testing.T) {
 			t.Fatal("the helper's run did not get ready")
 		}
 	}
-	// This process's own journal is alive and must be left alone.
-	own, err := OpenJournal(procs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// This process's own journal is alive and must be left alone (it is written before the
+	// first process it names starts).
+	own := OpenJournal(procs)
 	defer own.Close()
+	if res := Run(context.Background(), Spec{Path: "true", Journal: own}); res.Outcome != Exited {
+		t.Fatalf("run with the journal: %+v", res)
+	}
 	if err := h.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -401,5 +399,35 @@ func TestSubtree(t *testing.T) {
 	j, ok2 := at[grandchild]
 	if !ok1 || !ok2 || i > j {
 		t.Errorf("subtree %v: want the shell %d before its child %d", ps, g.ppid, grandchild)
+	}
+}
+
+// TestJournalWrittenBeforeTheFirstProcess: opening a journal writes nothing; the file, with
+// this rein's id, exists before the first process starts (the process itself finds it);
+// Close removes it.
+func TestJournalWrittenBeforeTheFirstProcess(t *testing.T) {
+	linuxOnly(t)
+	procs := filepath.Join(t.TempDir(), "procs")
+	j := OpenJournal(procs)
+	if _, err := os.Stat(procs); !os.IsNotExist(err) {
+		t.Fatalf("opening the journal wrote %s (%v)", procs, err)
+	}
+	s := sh(`cat "$D"/*.json`)
+	var out strings.Builder
+	s.Env, s.Stdout, s.Journal = append(os.Environ(), "D="+procs), &out, j
+	if res := Run(context.Background(), s); res.Outcome != Exited || res.Code != 0 {
+		t.Fatalf("result = %+v", res)
+	}
+	if !strings.Contains(out.String(), `"id":"`+selfID+`"`) {
+		t.Errorf("the process did not find the journal with this rein's id: %q", out.String())
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(procs, "*.json")); len(left) != 0 {
+		t.Errorf("journals left after Close: %v", left)
+	}
+	if res := Run(context.Background(), Spec{Path: "true", Journal: j}); res.Outcome != StartFailed {
+		t.Errorf("a run on a closed journal: %+v", res)
 	}
 }

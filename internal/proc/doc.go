@@ -59,8 +59,9 @@
 //     process on the machine. Without the setting, or where the kernel has no children
 //     files, it reads every process. What a daemon outside rein starts on a run's behalf
 //     (cron, systemd, a tmux server started elsewhere) is below neither and inherits no tag.
-//   - [Journal] records, in $REIN_HOME/procs/<pid>-<start>-<random>.json (written
-//     atomically), this rein process (pid and start time), the id in its tags, and each
+//   - [Journal] records, in $REIN_HOME/procs/<pid>-<start>-<random>.json (replaced
+//     atomically, never fsynced: a power loss ends what it names; a rein that starts no
+//     process writes none), this rein process (pid and start time), the id in its tags, and each
 //     live run's process and group. The file exists, with the id, before the first process
 //     starts, so a process that escaped before its run was recorded is still found by its
 //     tag. [Reap] reads the journals of rein processes that no longer run (pid and start

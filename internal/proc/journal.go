@@ -21,15 +21,18 @@ import (
 // Journal is the record a rein process keeps of the processes it runs, so that the next rein
 // can end what they left running if this one dies without ending it ([Reap]). It is one
 // file in its directory, <pid>-<start>-<random>.json, written atomically (a temporary file
-// renamed over it) when it is opened and whenever a run starts or ends; [Journal.Close]
-// removes it. It names this rein process (pid and start time, so a reused pid is not taken
-// for it), the id in the tags of every process it started ([EnvTag]), and each live run's
-// process (pid, start time, process group and its session). It is safe for concurrent use.
+// renamed over it) before the first process it names starts and whenever a run starts or
+// ends; [Journal.Close] removes it. A rein that starts no process writes none. It names this
+// rein process (pid and start time, so a reused pid is not taken for it), the id in the tags
+// of every process it started ([EnvTag]), and each live run's process (pid, start time,
+// process group and its session). It is safe for concurrent use.
 type Journal struct {
-	mu     sync.Mutex
-	path   string
-	rec    journalRecord
-	closed bool
+	mu      sync.Mutex
+	dir     string
+	path    string
+	rec     journalRecord
+	written bool // the file exists
+	closed  bool
 }
 
 type journalRecord struct {
@@ -49,23 +52,40 @@ type journalRun struct {
 // maxJournalBytes bounds a journal file [Reap] reads.
 const maxJournalBytes = 1 << 20
 
-// OpenJournal creates this process's journal in dir (created 0700 when missing).
-func OpenJournal(dir string) (*Journal, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create the process journal directory: %w", err)
-	}
+// OpenJournal returns this process's journal in dir. Nothing is written yet: the directory
+// (0700 when missing) and the file are made before the first process starts, and an error
+// doing so fails that start.
+func OpenJournal(dir string) *Journal {
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
-	j := &Journal{rec: journalRecord{Pid: os.Getpid(), Start: selfStart(), ID: selfID, Runs: []journalRun{}}}
+	j := &Journal{dir: dir, rec: journalRecord{Pid: os.Getpid(), Start: selfStart(), ID: selfID, Runs: []journalRun{}}}
 	j.path = filepath.Join(dir, fmt.Sprintf("%d-%d-%s.json", j.rec.Pid, j.rec.Start, hex.EncodeToString(suffix)))
-	if err := j.write(); err != nil {
-		return nil, err
-	}
-	return j, nil
+	return j
 }
 
 // Path is the journal's file.
 func (j *Journal) Path() string { return j.path }
+
+// ready writes the journal, once, before the first process it will name starts: a process
+// that escapes before its run is recorded is still found by its tag.
+func (j *Journal) ready() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return errors.New("the process journal is closed")
+	}
+	if j.written {
+		return nil
+	}
+	if err := os.MkdirAll(j.dir, 0o700); err != nil {
+		return fmt.Errorf("create the process journal directory: %w", err)
+	}
+	if err := j.write(); err != nil {
+		return err
+	}
+	j.written = true
+	return nil
+}
 
 // Close removes the journal: this process ends nothing more. Closing twice is no error.
 func (j *Journal) Close() error {
@@ -75,6 +95,9 @@ func (j *Journal) Close() error {
 		return nil
 	}
 	j.closed = true
+	if !j.written {
+		return nil
+	}
 	if err := os.Remove(j.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove the process journal: %w", err)
 	}

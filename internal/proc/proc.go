@@ -182,6 +182,11 @@ func run(ctx context.Context, s Spec, started func(pid int)) Result {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
+	if s.Journal != nil && !s.LeaveRunning {
+		if err := s.Journal.ready(); err != nil {
+			return Result{Outcome: StartFailed, Code: -1, Err: fmt.Errorf("the process was not started: %w", err)}
+		}
+	}
 	start := time.Now()
 	if err := startRegistered(cmd); err != nil {
 		return Result{Outcome: StartFailed, Code: -1, Err: err}

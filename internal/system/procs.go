@@ -34,17 +34,13 @@ func reapLeftovers(home string, notice func(string)) {
 }
 
 // openJournal opens the journal of the processes this runtime's tools run (closed by
-// Close); none without a home.
-func (rt *Runtime) openJournal(home string) (*proc.Journal, error) {
+// Close; written before the first of them starts); none without a home.
+func (rt *Runtime) openJournal(home string) *proc.Journal {
 	if home == "" {
-		return nil, nil
+		return nil
 	}
-	j, err := proc.OpenJournal(filepath.Join(home, ProcsDir))
-	if err != nil {
-		return nil, fmt.Errorf("%w: the bash tool cannot record its processes: %w", ErrConfig, err)
-	}
-	rt.journal = j
-	return j, nil
+	rt.journal = proc.OpenJournal(filepath.Join(home, ProcsDir))
+	return rt.journal
 }
 
 // noticeOr returns notice, or a function dropping the line when it is nil.

@@ -1,10 +1,14 @@
 package system
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reinhq/rein/internal/tool"
 )
 
 // TestBashSettingAndJournal: "bash": {"keepBackground": true} in the global settings reaches
@@ -27,9 +31,17 @@ func TestBashSettingAndJournal(t *testing.T) {
 	if spec, _ := rt.Tools.Spec("bash"); !strings.Contains(spec.Description, promise) {
 		t.Errorf("by default bash does not say it ends background processes: %q", spec.Description)
 	}
+	if journals, _ := filepath.Glob(filepath.Join(home, ProcsDir, "*.json")); len(journals) != 0 {
+		t.Fatalf("journals before any process started = %v, want none", journals)
+	}
+	bash, _ := rt.Tools.Get("bash")
+	res, err := bash.Run(context.Background(), tool.Call{ID: "c1", Args: json.RawMessage(`{"command": "true"}`)})
+	if err != nil || res.IsError {
+		t.Fatalf("bash: %+v %v", res, err)
+	}
 	journals, _ := filepath.Glob(filepath.Join(home, ProcsDir, "*.json"))
 	if len(journals) != 1 {
-		t.Fatalf("journals while the runtime is open = %v, want one", journals)
+		t.Fatalf("journals while the runtime is open, after a command = %v, want one", journals)
 	}
 	if err := rt.Close(); err != nil {
 		t.Fatal(err)

@@ -340,9 +340,7 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 	}
 	var journal *proc.Journal
 	if !o.NoTools {
-		if journal, err = rt.openJournal(o.Home); err != nil {
-			return err
-		}
+		journal = rt.openJournal(o.Home)
 	}
 	if rt.Tools, err = buildTools(rt, plan, o, journal); err != nil {
 		return err
