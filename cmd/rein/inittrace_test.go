@@ -15,9 +15,9 @@ import (
 // repeat costs tens of KB and hundreds of allocations; such work belongs behind
 // sync.OnceValue (built on first use), not in a package-level var.
 const (
-	initPackageBytes  = 8 << 10
+	initPackageBytes  = 4 << 10
 	initPackageAllocs = 100
-	initTotalBytes    = 32 << 10
+	initTotalBytes    = 16 << 10
 	initTotalAllocs   = 400
 )
 

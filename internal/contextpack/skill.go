@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v4"
+
+	"github.com/reinhq/rein/internal/lazyre"
 )
 
 // Limits of the Agent Skills format.
@@ -135,7 +136,7 @@ func splitFrontmatter(data []byte) (front, body []byte, err error) {
 
 // plainKeyValue is a top-level "key: value" line whose value is a plain (unquoted, not
 // block, not flow) scalar.
-var plainKeyValue = regexp.MustCompile(`^([A-Za-z0-9_-]+):[ \t]+([^ \t"'|>\[{&*!#%@` + "`" + `].*)$`)
+var plainKeyValue = lazyre.New(`^([A-Za-z0-9_-]+):[ \t]+([^ \t"'|>\[{&*!#%@` + "`" + `].*)$`)
 
 // quoteColonValues is the fallback the client guidance names: every top-level plain value
 // holding ": " (which YAML reads as a nested mapping) is written as a double-quoted string.

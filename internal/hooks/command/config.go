@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/reinhq/rein/internal/lazyre"
 )
 
 // The events rein runs command hooks for, named as Claude Code names them.
@@ -316,7 +318,7 @@ func compile(m string) (*regexp.Regexp, error) {
 }
 
 // exactList matches a matcher that is a name or a list of names.
-var exactList = regexp.MustCompile(`^[A-Za-z0-9_\-, |]+$`)
+var exactList = lazyre.New(`^[A-Za-z0-9_\-, |]+$`)
 
 func sortedEvents(c Config) []string {
 	var out []string
