@@ -54,17 +54,23 @@ func openProject(o Options, global Settings, dir string, tools *tool.Set, est co
 	}
 	in := contextpack.Inputs{Dir: dir, Home: o.Home, UserHome: userHomeDir(), Tools: lines, Date: o.Now(),
 		GateContextFiles: global.gateContextFiles(), Hidden: sandboxHidden(o)}
-	pt, decided, err := decideTrust(o, global, dir, root, guardedFiles(o.Home, global, dir, root, o.SystemPrompt != ""))
+	// The untrusted view of the project, loaded once: the trust decision digests what it
+	// leaves out, and an undecided project is assembled from it. A fixed system prompt loads
+	// nothing: only the project's settings need a decision.
+	var src *contextpack.Sources
+	var untrusted []string
+	if o.SystemPrompt == "" {
+		src = contextpack.Load(in)
+		untrusted = src.Untrusted
+	}
+	pt, decided, err := decideTrust(o, global, dir, root, guarded(root, o.Home, untrusted))
 	if err != nil {
 		return nil, err
 	}
 	if !decided {
-		// Assemble untrusted first: what it leaves out is what a decision is needed for. A
-		// fixed system prompt assembles nothing: only the project's settings need a decision.
-		var untrusted []string
-		if o.SystemPrompt == "" {
-			pr.asm = contextpack.Build(in, est)
-			untrusted = pr.asm.Untrusted
+		// Assemble untrusted first: what it leaves out is what a decision is needed for.
+		if src != nil {
+			pr.asm = contextpack.Assemble(in, src, est)
 		}
 		paths := guarded(root, o.Home, untrusted)
 		resources := shownPaths(root, paths)
