@@ -1,7 +1,6 @@
 package openaicompat
 
 import (
-	"bytes"
 	"io"
 	"sync"
 )
@@ -37,12 +36,15 @@ func (p *bodyBuffer) put(b []byte) {
 	p.mu.Unlock()
 }
 
-// bodyLease sends one encoded body: its reader method hands the transport readers of body, and the buffer goes back to pool when the request is over (end) and every reader
-// handed to the transport is closed. net/http closes a request body once it is done with it,
-// on success and on every error.
+// bodyLease sends one encoded body: its reader method hands the transport readers of the
+// body's segments (the request's own buffer and runs of the message cache's bytes, which are
+// never overwritten), and the buffer goes back to pool when the request is over (end) and
+// every reader handed to the transport is closed. net/http closes a request body once it is
+// done with it, on success and on every error.
 type bodyLease struct {
 	pool *bodyBuffer
-	body []byte
+	buf  []byte   // the request's own buffer, returned to pool
+	segs [][]byte // the body, in order
 
 	mu    sync.Mutex
 	open  int  // readers handed out and not yet closed
@@ -56,7 +58,7 @@ func (l *bodyLease) reader() (io.ReadCloser, error) {
 		return nil, io.ErrClosedPipe
 	}
 	l.open++
-	return &leasedReader{Reader: bytes.NewReader(l.body), lease: l}, nil
+	return &leasedReader{segs: l.segs, lease: l}, nil
 }
 
 // end marks the request over; the buffer is released now or when the last reader closes.
@@ -66,7 +68,7 @@ func (l *bodyLease) end() {
 	free := l.open == 0
 	l.mu.Unlock()
 	if free {
-		l.pool.put(l.body)
+		l.pool.put(l.buf)
 	}
 }
 
@@ -76,15 +78,32 @@ func (l *bodyLease) closed() {
 	free := l.ended && l.open == 0
 	l.mu.Unlock()
 	if free {
-		l.pool.put(l.body)
+		l.pool.put(l.buf)
 	}
 }
 
-// leasedReader is one reader of a leased body; Close (once) returns it.
+// leasedReader reads a leased body's segments in order (the segments are shared with the
+// lease's other readers and never modified); Close (once) returns it.
 type leasedReader struct {
-	*bytes.Reader
-	lease *bodyLease
-	once  sync.Once
+	segs   [][]byte
+	i, off int // the next byte is segs[i][off]
+	lease  *bodyLease
+	once   sync.Once
+}
+
+func (r *leasedReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) && r.i < len(r.segs) {
+		k := copy(p[n:], r.segs[r.i][r.off:])
+		n, r.off = n+k, r.off+k
+		if r.off == len(r.segs[r.i]) {
+			r.i, r.off = r.i+1, 0
+		}
+	}
+	if n == 0 && len(p) > 0 {
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 func (r *leasedReader) Close() error {

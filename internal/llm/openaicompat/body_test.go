@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -252,6 +253,54 @@ func TestServerGetsTheEncodedBody(t *testing.T) {
 	for b := range want {
 		if !strings.HasPrefix(b, `{"stream":true,`) {
 			t.Fatalf("body does not start with stream true: %.80s", b)
+		}
+	}
+}
+
+// TestSentBodyOutlivesCacheChanges checks that a body's segments, which refer to the message
+// cache's bytes, keep their bytes while later requests change the cache: growth appended in
+// place, an edit in the middle, a shorter fork, a compaction. Every body is compared, after all
+// of them were encoded, with its encoding without cache.
+func TestSentBodyOutlivesCacheChanges(t *testing.T) {
+	cfg := &Config{Model: "m", Compat: Compat{MaxTokensField: FieldMaxTokens}}
+	var schemas schemaCache
+	var cache msgCache
+	h := []llm.Message{llm.UserText("go")}
+	for i := range 40 {
+		call := &llm.ToolCall{ID: "c" + strings.Repeat("x", i), Name: "read", Arguments: `{"path":"f"}`}
+		h = append(h, llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{{Type: llm.PartToolCall, Call: call}}, StopReason: llm.StopToolUse},
+			llm.ToolResultText(call, strings.Repeat("r", i), false))
+	}
+	edited := slices.Clone(h)
+	edited[6] = llm.ToolResultText(edited[5].Content[0].Call, "edited", false) // a result in the middle
+	histories := [][]llm.Message{h[:11], h[:41], h, edited, h[:7], append([]llm.Message{llm.UserText("summary")}, h[60:]...), h}
+	type sent struct {
+		segs [][]byte
+		want string
+	}
+	var all []sent
+	for _, hist := range histories {
+		req := &llm.Request{System: "sys", Messages: hist}
+		want, err := encodeBody(nil, cfg, req, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &bodyWriter{}
+		if err := writeBody(w, cfg, req, &schemas, &cache); err != nil {
+			t.Fatal(err)
+		}
+		segs, n := w.segments()
+		if n != len(want) {
+			t.Fatalf("%d messages: %d bytes, want %d", len(hist), n, len(want))
+		}
+		all = append(all, sent{segs, string(want)})
+	}
+	for i, s := range all {
+		lease := &bodyLease{pool: &bodyBuffer{}, segs: s.segs}
+		r, _ := lease.reader()
+		got, _ := io.ReadAll(r)
+		if string(got) != s.want {
+			t.Fatalf("body %d changed after later requests:\n got %.300s\nwant %.300s", i, got, s.want)
 		}
 	}
 }

@@ -107,17 +107,19 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, emit func(llm.Even
 	a := oaisdk.NewAssembler(msg, emit)
 	defer oaisdk.Guard(a, &out, m.cfg.APIKey)
 
-	body, perr := encodeBody(m.bodies.get(bodySize(req)), &m.cfg, req, &m.schemas, &m.msgs)
-	if perr != nil {
+	w := &bodyWriter{b: m.bodies.get(8192)}
+	if perr := writeBody(w, &m.cfg, req, &m.schemas, &m.msgs); perr != nil {
+		m.bodies.put(w.b)
 		return a.Fail(perr)
 	}
-	lease := &bodyLease{pool: &m.bodies, body: body}
+	segs, n := w.segments()
+	lease := &bodyLease{pool: &m.bodies, buf: w.b, segs: segs}
 	defer lease.end()
 	if ctx.Err() != nil {
 		return a.Fail(llm.TransportError(ctx, ctx.Err()))
 	}
 	x := watchdog.New(m.cfg.Timeouts)
-	res, err := m.client.Post(ctx, "chat/completions", int64(len(body)), lease.reader, x)
+	res, err := m.client.Post(ctx, "chat/completions", int64(n), lease.reader, x)
 	if err != nil {
 		return a.Fail(oaisdk.StreamError(ctx, x, err, m.cfg.APIKey))
 	}

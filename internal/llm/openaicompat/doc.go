@@ -4,9 +4,10 @@
 // on net/http ([sse.Client], [sse.Decoder]: the openai-go SDK it was built on was 40 % of
 // the binary), with the environment ignored and no retries; retrying is [llm.Retry]'s job. The
 // request body is encoded by the adapter (a test checks it against the SDK's encoding,
-// recorded in testdata/sdkbody); each message's encoding is kept for the next request, which
-// encodes only what is new; the body is written into the buffer of the previous request once
-// the transport is done with it; a finished stream's body is read to its end so that the
+// recorded in testdata/sdkbody); each message's encoding is kept, in one append-only buffer,
+// for the next request, which encodes only what is new and sends the kept encodings from that
+// buffer without copying them; the rest of the body is written into the buffer of the
+// previous request once the transport is done with it; a finished stream's body is read to its end so that the
 // connection is reused. Chunks are decoded with encoding/json: unknown fields are ignored,
 // malformed JSON is a protocol error, a line over [sse.MaxLine] too.
 //

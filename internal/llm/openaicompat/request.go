@@ -13,22 +13,34 @@ import (
 	"github.com/reinhq/rein/internal/llm/openaicompat/oaisdk"
 )
 
-// encodeBody encodes a request as a Chat Completions body, "stream": true included.
+// encodeBody encodes a request as a Chat Completions body, "stream": true included, as one
+// contiguous buffer appended to b (nil: a new buffer of about the right size). Stream sends the
+// same bytes without joining them ([writeBody]).
+func encodeBody(b []byte, cfg *Config, req *llm.Request, schemas *schemaCache, msgs *msgCache) ([]byte, *llm.Error) {
+	if b == nil {
+		b = make([]byte, 0, bodySize(req))
+	}
+	w := &bodyWriter{b: b}
+	if err := writeBody(w, cfg, req, schemas, msgs); err != nil {
+		return nil, err
+	}
+	return w.join(), nil
+}
+
+// writeBody encodes a request as a Chat Completions body, "stream": true included, into w.
 //
 // The body is written directly rather than through the SDK's parameter types: their
 // reflection-based encoder cost milliseconds per request on long sessions, which every turn
 // paid again for the whole history. The wire is the same (a test compares the two encodings).
 // Tool schemas are sent as given, compacted; a schema that is not a JSON object is an
-// llm.KindInvalid error naming the tool.
-// The body is appended to b (nil: a new buffer of about the right size).
-func encodeBody(b []byte, cfg *Config, req *llm.Request, schemas *schemaCache, msgs *msgCache) ([]byte, *llm.Error) {
-	if b == nil {
-		b = make([]byte, 0, bodySize(req))
-	}
-	b = append(b, `{"stream":true,"model":`...)
-	b = appendString(b, cfg.Model)
-	b = append(b, `,"messages":`...)
-	b = appendMessages(b, req.System, req.Messages, msgs)
+// llm.KindInvalid error naming the tool. With a message cache, the messages it holds are not
+// encoded or copied again: w refers to the cache's bytes.
+func writeBody(w *bodyWriter, cfg *Config, req *llm.Request, schemas *schemaCache, msgs *msgCache) *llm.Error {
+	w.b = append(w.b, `{"stream":true,"model":`...)
+	w.b = appendString(w.b, cfg.Model)
+	w.b = append(w.b, `,"messages":`...)
+	appendMessages(w, req.System, req.Messages, msgs)
+	b := w.b
 	b = append(b, `,"stream_options":{"include_usage":true}`...)
 	if len(req.Tools) > 0 {
 		b = append(b, `,"tools":[`...)
@@ -45,7 +57,7 @@ func encodeBody(b []byte, cfg *Config, req *llm.Request, schemas *schemaCache, m
 			b = append(b, `,"parameters":`...)
 			var err *llm.Error
 			if b, err = schemas.append(b, t); err != nil {
-				return nil, err
+				return err
 			}
 			if cfg.Compat.StrictField {
 				b = append(b, `,"strict":false`...)
@@ -68,7 +80,8 @@ func encodeBody(b []byte, cfg *Config, req *llm.Request, schemas *schemaCache, m
 		b = append(b, `,"prompt_cache_key":`...)
 		b = appendString(b, req.SessionID)
 	}
-	return append(b, '}'), nil
+	w.b = append(b, '}')
+	return nil
 }
 
 // bodySize guesses the body's size, to allocate it once.
@@ -145,85 +158,6 @@ func maxTokens(req *llm.Request, fallback int) int {
 	return fallback
 }
 
-// appendMessages appends the healed history as chat messages: the system prompt as role
-// "system", user text and images, assistant text and tool calls (thinking is not sent back: the
-// chat wire has no field for it), and tool results as role "tool". Images in tool results,
-// which role "tool" cannot carry, follow the run of tool results as one user message. With a
-// cache, messages the previous request already carried are not encoded again.
-func appendMessages(b []byte, system string, history []llm.Message, cache *msgCache) []byte {
-	b = append(b, '[')
-	first := true
-	sep := func() {
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-	}
-	if system != "" {
-		sep()
-		b = append(b, `{"role":"system","content":`...)
-		b = appendString(b, system)
-		b = append(b, '}')
-	}
-	var images []llm.Part
-	flush := func() {
-		if len(images) == 0 {
-			return
-		}
-		sep()
-		b = append(b, `{"role":"user","content":[{"type":"text","text":"Images from the tool results above:"}`...)
-		for _, p := range images {
-			b = append(b, ',')
-			b = appendImage(b, p)
-		}
-		b = append(b, "]}"...)
-		images = nil
-	}
-	healed := llm.Heal(history)
-	if cache != nil {
-		cache.mu.Lock()
-		defer cache.mu.Unlock()
-	}
-	for i := range healed {
-		m := &healed[i]
-		if m.Role != llm.RoleTool {
-			flush()
-		}
-		switch {
-		case hasImage(m.Content) && m.Role == llm.RoleUser:
-			sep()
-			b = appendUser(b, m.Content)
-		case hasImage(m.Content) && m.Role == llm.RoleTool:
-			text, imgs := splitImages(m.Content)
-			if text == "" {
-				text = "(image attached below)"
-			}
-			sep()
-			b = appendTool(b, text, m.ToolCallID)
-			images = append(images, imgs...)
-		default:
-			if enc, ok := cache.lookup(i, m); ok {
-				if len(enc) > 0 {
-					sep()
-					b = append(b, enc...)
-				}
-				continue
-			}
-			mark, wasFirst := len(b), first
-			sep()
-			start := len(b)
-			b = appendText(b, m)
-			cache.store(i, m, b[start:])
-			if len(b) == start { // nothing of it can be sent
-				b, first = b[:mark], wasFirst
-			}
-		}
-	}
-	flush()
-	cache.truncate(len(healed))
-	return append(b, ']')
-}
-
 // appendText appends a message without images: user text, assistant text and tool calls, or a
 // tool result's text. It appends nothing for an assistant message with neither text nor calls.
 func appendText(b []byte, m *llm.Message) []byte {
@@ -285,77 +219,6 @@ func hasImage(parts []llm.Part) bool {
 		}
 	}
 	return false
-}
-
-// msgCache keeps the encoding of each message of the previous request, by position, so that a
-// growing conversation encodes only its new messages: without it, every turn re-encoded the
-// whole history. An entry serves only a message equal to the one it was made from, compared
-// field by field. The fields are strings, which are immutable: when the history holds the same
-// messages as before, the comparison finds the same string data and costs nothing; a message
-// that changed (a fork, a compaction, a context hook, healing) is encoded again. Messages with
-// images are never cached. A nil cache caches nothing. Callers hold mu.
-type msgCache struct {
-	mu      sync.Mutex
-	entries []msgEntry
-}
-
-type msgEntry struct {
-	role, toolCallID string
-	parts            []partKey
-	enc              []byte
-}
-
-// partKey is what of a part the encoding depends on (and a little more: thinking text).
-type partKey struct {
-	typ                llm.PartType
-	text               string
-	hasCall            bool
-	callID, name, args string
-}
-
-func keyOf(p *llm.Part) partKey {
-	k := partKey{typ: p.Type, text: p.Text}
-	if p.Call != nil {
-		k.hasCall, k.callID, k.name, k.args = true, p.Call.ID, p.Call.Name, p.Call.Arguments
-	}
-	return k
-}
-
-func (c *msgCache) lookup(i int, m *llm.Message) ([]byte, bool) {
-	if c == nil || i >= len(c.entries) {
-		return nil, false
-	}
-	e := &c.entries[i]
-	if e.parts == nil || e.role != string(m.Role) || e.toolCallID != m.ToolCallID || len(e.parts) != len(m.Content) {
-		return nil, false
-	}
-	for j := range m.Content {
-		if keyOf(&m.Content[j]) != e.parts[j] {
-			return nil, false
-		}
-	}
-	return e.enc, true
-}
-
-func (c *msgCache) store(i int, m *llm.Message, enc []byte) {
-	if c == nil {
-		return
-	}
-	for len(c.entries) <= i {
-		c.entries = append(c.entries, msgEntry{})
-	}
-	parts := make([]partKey, len(m.Content))
-	for j := range m.Content {
-		parts[j] = keyOf(&m.Content[j])
-	}
-	c.entries[i] = msgEntry{role: string(m.Role), toolCallID: m.ToolCallID, parts: parts, enc: bytes.Clone(enc)}
-}
-
-func (c *msgCache) truncate(n int) {
-	if c != nil && len(c.entries) > n {
-		clear(c.entries[n:])
-		c.entries = c.entries[:n]
-	}
 }
 
 // splitImages returns the text parts joined by newlines and the image parts.
