@@ -96,7 +96,11 @@ func (t *readTool) Run(ctx context.Context, call tool.Call) (tool.Result, error)
 		return tool.Result{}, fmt.Errorf("%s is a binary file (%s, %s); read returns text and PNG/JPEG/GIF/WebP images only. "+
 			"Inspect it with bash instead (for example: file, xxd | head, strings)", a.Path, mime, tool.FormatSize(int(st.Size())))
 	}
-	return readText(ctx, a, io.MultiReader(bytes.NewReader(head), f))
+	if n < sniffLen {
+		// The whole file is in head: no buffer of its own for the lines.
+		return readText(ctx, a, bytes.NewReader(head), int64(n))
+	}
+	return readText(ctx, a, io.MultiReader(bytes.NewReader(head), f), st.Size())
 }
 
 // openRead opens the regular file rel for reading: its symbolic links are resolved first,
@@ -173,7 +177,7 @@ func readImage(path, mime string, head []byte, r io.Reader, size int64) (tool.Re
 //
 // Lines are separated by "\n"; a final newline ends the last line rather than starting an
 // empty one. A "\r" before the "\n" is not shown (edit matches CRLF files by their LF form).
-func readText(ctx context.Context, a readArgs, r io.Reader) (tool.Result, error) {
+func readText(ctx context.Context, a readArgs, r io.Reader, size int64) (tool.Result, error) {
 	start, end := 0, int(^uint(0)>>1)
 	if a.Offset != nil {
 		start = *a.Offset - 1
@@ -220,7 +224,9 @@ func readText(ctx context.Context, a readArgs, r io.Reader) (tool.Result, error)
 		}
 		cur, curLen, inLine = cur[:0], 0, false
 	}
-	br := bufio.NewReaderSize(r, 64<<10)
+	// The line reader's buffer: 64 KB, or what the file's size needs (every read of a small
+	// file allocated 64 KB before, the largest garbage of a turn).
+	br := bufio.NewReaderSize(r, int(min(max(size+1, 512), 64<<10)))
 	for chunks := 0; ; chunks++ {
 		if chunks%256 == 0 && ctx.Err() != nil {
 			return tool.Result{}, ctx.Err()
