@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -16,7 +17,9 @@ import (
 // Version is rein's version; release builds set it with -ldflags "-X".
 var Version = ""
 
-func version() string {
+// version is Version, or the module version the build recorded, or "dev"; read once (the
+// build information is parsed, every dependency's line of it, on each read).
+var version = sync.OnceValue(func() string {
 	if Version != "" {
 		return Version
 	}
@@ -24,7 +27,7 @@ func version() string {
 		return bi.Main.Version
 	}
 	return "dev"
-}
+})
 
 // env is what every command may use from the outside world.
 type env struct {

@@ -36,7 +36,7 @@ type Options struct {
 // Grep is the grep tool. It is safe for concurrent use.
 type Grep struct {
 	ws      *tool.Workspace
-	backend Backend
+	backend func() Backend // chosen on first use: looking rg up on PATH is a stat per entry
 	// shown is the directory reported paths are shown under: "" for the workspace (paths
 	// relative to it), an extra root's absolute directory when the search lies in one.
 	shown string
@@ -44,18 +44,20 @@ type Grep struct {
 
 // New returns the grep tool searching ws.
 func New(ws *tool.Workspace, opts Options) *Grep {
-	b := opts.Backend
-	if b == nil {
-		var ok bool
-		if b, ok = LookRipgrep(); !ok {
-			b = NewNative()
-		}
+	backend := func() Backend { return opts.Backend }
+	if opts.Backend == nil {
+		backend = sync.OnceValue(func() Backend {
+			if b, ok := LookRipgrep(); ok {
+				return b
+			}
+			return NewNative()
+		})
 	}
-	return &Grep{ws: ws, backend: b}
+	return &Grep{ws: ws, backend: backend}
 }
 
 // Backend returns the backend in use.
-func (g *Grep) Backend() Backend { return g.backend }
+func (g *Grep) Backend() Backend { return g.backend() }
 
 const schema = `{
   "type": "object",
@@ -164,7 +166,7 @@ func (g *Grep) search(ctx context.Context, a args, rel string, limit, ctxLines i
 	}
 	var matches []Match
 	limitReached := false
-	err = g.backend.Search(ctx, q, func(m Match) bool {
+	err = g.backend().Search(ctx, q, func(m Match) bool {
 		if !filter.selects(m.Path) || skip != nil && skip(m.Path) {
 			return true
 		}
