@@ -117,7 +117,7 @@ func TestLeaveRunning(t *testing.T) {
 	if res.Outcome != Exited || !alive(pid) {
 		t.Fatalf("result = %+v, alive = %v", res, alive(pid))
 	}
-	if tags := tagsOf(pid); !slices.Equal(tags, []string{selfID + ".keep"}) {
+	if tags := tagsOf(pid); !slices.Equal(tags, []string{selfID() + ".keep"}) {
 		t.Errorf("tags = %v, want the keep tag", tags)
 	}
 	if res := Run(context.Background(), Spec{Path: "true", Contain: true, LeaveRunning: true}); res.Outcome != StartFailed {
@@ -418,7 +418,7 @@ func TestJournalWrittenBeforeTheFirstProcess(t *testing.T) {
 	if res := Run(context.Background(), s); res.Outcome != Exited || res.Code != 0 {
 		t.Fatalf("result = %+v", res)
 	}
-	if !strings.Contains(out.String(), `"id":"`+selfID+`"`) {
+	if !strings.Contains(out.String(), `"id":"`+selfID()+`"`) {
 		t.Errorf("the process did not find the journal with this rein's id: %q", out.String())
 	}
 	if err := j.Close(); err != nil {

@@ -55,16 +55,26 @@ const maxJournalBytes = 1 << 20
 // OpenJournal returns this process's journal in dir. Nothing is written yet: the directory
 // (0700 when missing) and the file are made before the first process starts, and an error
 // doing so fails that start.
-func OpenJournal(dir string) *Journal {
+func OpenJournal(dir string) *Journal { return &Journal{dir: dir} }
+
+// name fills in the record and the file's name, once (the caller holds mu).
+func (j *Journal) name() {
+	if j.path != "" {
+		return
+	}
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
-	j := &Journal{dir: dir, rec: journalRecord{Pid: os.Getpid(), Start: selfStart(), ID: selfID, Runs: []journalRun{}}}
-	j.path = filepath.Join(dir, fmt.Sprintf("%d-%d-%s.json", j.rec.Pid, j.rec.Start, hex.EncodeToString(suffix)))
-	return j
+	j.rec = journalRecord{Pid: os.Getpid(), Start: selfStart(), ID: selfID(), Runs: []journalRun{}}
+	j.path = filepath.Join(j.dir, fmt.Sprintf("%d-%d-%s.json", j.rec.Pid, j.rec.Start, hex.EncodeToString(suffix)))
 }
 
 // Path is the journal's file.
-func (j *Journal) Path() string { return j.path }
+func (j *Journal) Path() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.name()
+	return j.path
+}
 
 // ready writes the journal, once, before the first process it will name starts: a process
 // that escapes before its run is recorded is still found by its tag.
@@ -77,6 +87,7 @@ func (j *Journal) ready() error {
 	if j.written {
 		return nil
 	}
+	j.name()
 	if err := os.MkdirAll(j.dir, 0o700); err != nil {
 		return fmt.Errorf("create the process journal directory: %w", err)
 	}
@@ -164,7 +175,7 @@ func Reap(dir string) ([]Ended, error) {
 			errs = append(errs, fmt.Errorf("process journal %s: %w (remove it once no rein that wrote it runs)", path, err))
 			continue
 		}
-		if rec.ID == selfID || running(rec.Pid, rec.Start) {
+		if rec.ID == selfID() || running(rec.Pid, rec.Start) {
 			continue
 		}
 		sel := selector{tags: tagMatch{id: rec.ID}, groups: map[int]group{}, since: rec.Start}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -19,21 +20,22 @@ const EnvTag = "REIN_PROC"
 const keepSuffix = "keep"
 
 // selfID names this rein process in tags and in its [Journal]: random, so a tag found in a
-// process's environment cannot be confused with another rein's.
-var selfID = func() string {
+// process's environment cannot be confused with another rein's. Made on first use: a rein
+// that starts no process needs none, and the first random read costs at start-up.
+var selfID = sync.OnceValue(func() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
 	return hex.EncodeToString(b)
-}()
+})
 
 var runSeq atomic.Uint64
 
 // newTag returns the tag of a new run.
 func newTag(leaveRunning bool) string {
 	if leaveRunning {
-		return selfID + "." + keepSuffix
+		return selfID() + "." + keepSuffix
 	}
-	return selfID + "." + strconv.FormatUint(runSeq.Add(1), 10)
+	return selfID() + "." + strconv.FormatUint(runSeq.Add(1), 10)
 }
 
 // withTag returns env (nil: rein's) with tag added to [EnvTag], the tags already there kept:

@@ -317,7 +317,7 @@ func (sel selector) selects(p procInfo, self int) bool {
 	if sel.tags.selects(tags) {
 		return true
 	}
-	return orphan && !ownedBy(tags, selfID)
+	return orphan && !ownedBy(tags, selfID())
 }
 
 // signalExact sends sig to the process p names, only if that pid still is that process
