@@ -58,7 +58,10 @@ type Session struct {
 	inTurn   bool
 }
 
-// Create makes a new session in dir.
+// Create makes a new session in dir. Nothing is fsynced yet: the session (its header, the facts
+// set before its first run, the run's start, its directory entries) becomes durable with its
+// first intent's fsync, or with Sync, EndRun or Close — a power loss before then leaves no
+// session, or one that never completely existed (ledger.ErrIncomplete), or its durable prefix.
 func Create(dir string, meta Meta, opts Options) (*Session, error) {
 	h := ledger.Header{Type: ledger.TypeSession, ID: meta.ID, Bindings: map[string]string{
 		BindFormat: fmt.Sprint(FormatVersion), BindCwd: meta.Cwd}}
@@ -66,7 +69,9 @@ func Create(dir string, meta Meta, opts Options) (*Session, error) {
 		h.Bindings[BindParent] = meta.Parent
 		h.Bindings[BindParentEntry] = meta.ParentEntry
 	}
-	l, err := ledger.Create(dir, h, opts.Ledger)
+	lo := opts.Ledger
+	lo.Deferred = true
+	l, err := ledger.Create(dir, h, lo)
 	if err != nil {
 		return nil, err
 	}
@@ -298,8 +303,9 @@ func (s *Session) EndRun(status string) error {
 	return s.append(ledger.Entry{Kind: KindRun, Body: runBody{Lane: s.lane, Event: RunEnd, Status: status}})
 }
 
-// SetFact records a global fact. While a turn is in flight the write is deferred to the turn
-// boundary.
+// SetFact records a global fact, durably before it returns — except while a turn is in flight,
+// when the write is deferred to the turn boundary, and in a new session not yet durable
+// itself (see Create), where the fact becomes durable with the session.
 func (s *Session) SetFact(key, value string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -315,7 +321,8 @@ func (s *Session) SetFact(key, value string) error {
 		s.deferred = append(s.deferred, f)
 		return nil
 	}
-	return s.append(ledger.Entry{Kind: KindFact, Body: f})
+	seq, _ := s.l.Durable()
+	return s.append(ledger.Entry{Kind: KindFact, Body: f, NoSync: seq == 0})
 }
 
 func (s *Session) flushLocked() error {
