@@ -399,6 +399,14 @@ func (l *Ledger) buildBatch(ps []pending, check func(Record) error) ([]Record, [
 		if le != nil {
 			return nil, nil, nil, false, fmt.Errorf("ledger: refusing to write an invalid record: %s", le.reason)
 		}
+		// The ids parsed back equal the ones the line was built from: keep those, so that what
+		// the chain (and a caller's state) keeps of every record is not a second copy of them.
+		if rec.ID == p.id {
+			rec.ID = p.id
+		}
+		if rec.ParentID == p.parent {
+			rec.ParentID = p.parent
+		}
 		if check != nil {
 			if err := check(rec); err != nil {
 				return nil, nil, nil, false, err

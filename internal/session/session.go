@@ -253,12 +253,13 @@ func (s *Session) Usage() llm.Usage {
 // apply refuses (or one the ledger refuses, a reused id) refuses them all: nothing is written,
 // the state is rebuilt from the ledger, and the error wraps ErrInvalidRecord. Callers hold s.mu.
 func (s *Session) append(es ...ledger.Entry) error {
-	applied := false
+	applied := 0
 	_, err := s.l.AppendAll(es, func(r ledger.Record) error {
-		applied = true
+		applied++
 		if err := s.st.apply(r, s.l.Blob); err != nil {
 			return fmt.Errorf("%w: %s record %s: %w", ErrInvalidRecord, r.Kind, r.ID, err)
 		}
+		s.st.share(r, es[applied-1].Body)
 		return nil
 	})
 	if err == nil {
@@ -267,7 +268,7 @@ func (s *Session) append(es ...ledger.Entry) error {
 	if errors.Is(err, ledger.ErrDuplicateID) || errors.Is(err, ledger.ErrUnknownParent) {
 		err = fmt.Errorf("%w: %w", ErrInvalidRecord, err)
 	}
-	if applied {
+	if applied > 0 {
 		// apply changed the state for records that were not written (refused, or the write
 		// failed): the ledger holds the truth.
 		if rerr := s.reload(); rerr != nil {
@@ -354,7 +355,7 @@ func (s *Session) Intend(_ context.Context, in kernel.Intent) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := intentBody{Lane: s.lane, Kind: in.Kind, Turn: in.Turn, Reserved: in.Reserved, Call: in.Call, Index: in.Index, Replay: in.Replay}
-	if in.Call != nil {
+	if in.Call != nil && maxCallJSONSize(in.Call) > BlobThreshold {
 		raw, err := json.Marshal(in.Call)
 		if err != nil {
 			return fmt.Errorf("session: encoding the call of intent %s: %w", in.ID, err)
@@ -512,6 +513,10 @@ func (s *Session) addEntry(id, intent string, m llm.Message, x entryExtra) error
 // may leave its blob behind, which nothing references).
 func (s *Session) entry(id, parent, intent string, m llm.Message, x entryExtra) (ledger.Entry, error) {
 	body := entryBody{Lane: s.lane, Intent: intent, Message: &m, Compaction: x.compaction, Usage: x.usage, Forked: x.forked}
+	if maxJSONSize(m) <= BlobThreshold {
+		// Certainly inline: the record's encoding (by the ledger) is the only one.
+		return ledger.Entry{Kind: KindEntry, ID: id, Parent: parent, Body: body}, nil
+	}
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return ledger.Entry{}, fmt.Errorf("session: encoding message %s: %w", id, err)
@@ -524,6 +529,28 @@ func (s *Session) entry(id, parent, intent string, m llm.Message, x entryExtra) 
 		body.Message, body.Blob = nil, digest
 	}
 	return ledger.Entry{Kind: KindEntry, ID: id, Parent: parent, Body: body}, nil
+}
+
+// maxJSONSize bounds the length of m's JSON encoding from above without encoding it: every
+// string byte takes at most 6 (a \u00XX escape), the bytes of an image 4/3 (base64), and the
+// member names, numbers (the usage) and punctuation less than 1024 a message and 256 a part
+// (TestMaxJSONSizeBoundsTheEncoding keeps it so when the message types change).
+func maxJSONSize(m llm.Message) int {
+	n := 1024 + 6*(len(m.Provider)+len(m.API)+len(m.Model)+len(m.ResponseID)+len(m.StopReason)+len(m.ToolCallID)+len(m.ToolName)) + len(m.Details)
+	if m.Err != nil {
+		n += 256 + 6*(len(m.Err.Kind)+len(m.Err.Message))
+	}
+	for _, p := range m.Content {
+		n += 256 + 6*(len(p.Type)+len(p.Text)+len(p.Signature)+len(p.MIMEType)) + 4*len(p.Data)/3 + 4
+		if p.Call != nil {
+			n += maxCallJSONSize(p.Call)
+		}
+	}
+	return n
+}
+
+func maxCallJSONSize(c *llm.ToolCall) int {
+	return 256 + 6*(len(c.ID)+len(c.Name)+len(c.Arguments)+len(c.ProviderID))
 }
 
 // Cancel durably records the cancellation of the lane's open intents. Call it before
