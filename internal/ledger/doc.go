@@ -15,10 +15,14 @@
 //
 //	{"v":1,"seq":2,"id":"…","parentId":"…"|null,"kind":"…","ts":"<RFC 3339, UTC>","body":<any JSON>,"prev":"<h of seq-1>","h":"<64 hex>"}
 //	{"v":2,"seq":7,"synced":5,"id":"…",…}
+//	{"v":3,"seq":2,"synced":0,"id":"…",…}
 //
 // followed by "\n". A version 2 line has one more member, "synced", right after seq: the seq
 // through which the writer had fsynced the ledger when it wrote the record, 1 ≤ synced ≤
-// seq-2 (records synced+1 … seq-1 were written but not yet durable). The writer writes a
+// seq-2 (records synced+1 … seq-1 were written but not yet durable). A version 3 line is a
+// version 2 line that may say synced 0: not even the header was durable (a ledger created with
+// [Options].Deferred and not yet fsynced); the writer writes version 3 only then, so a reader
+// that knows only versions 1 and 2 refuses such a ledger as too new, not as corrupt. The writer writes a
 // version 1 line when every record before it is durable, a version 2 line otherwise; the header
 // is always version 1 (its body's format is 1). The payload is the line without its fixed 72-byte trailer `,"h":"<64
 // lowercase hex>"` plus the closing "}", i.e. the object as it would be without h. Then
@@ -45,8 +49,11 @@
 // [Create] and [Open] take an exclusive non-blocking flock on ledger.lock and write the
 // process's pid into it; a second writer fails with a [*LockedError] (errors.Is ErrLocked) that
 // names that pid. The kernel releases the lock when the holder exits or is killed. Create makes
-// ledger.jsonl with O_EXCL, writes and fsyncs the header, then fsyncs the directory (and each
-// directory it had to create, via its parent).
+// the missing directories, then ledger.jsonl with O_EXCL, writes and fsyncs the header, then
+// fsyncs the directory and the parent of each directory it made, innermost first. With
+// [Options].Deferred (sessions) it fsyncs nothing: the header and those directories become
+// durable, in the same order, with the first synced append, Sync or Close, and until then a
+// power loss leaves no ledger or one without a complete header ([ErrIncomplete]).
 //
 // [Ledger.Append] is the append queue: under one mutex it assigns seq, prev and h, builds the
 // whole line in memory, checks it with the same verifier readers use, and writes it with one
@@ -122,7 +129,9 @@
 //     Nothing is skipped or changed; [Salvage] copies the valid prefix into a new ledger on
 //     explicit request.
 //
-//   - A file without a complete header (its Create never finished) is [ErrIncomplete].
+//   - A file without a complete header (its Create never finished, or a deferred Create's
+//     header was lost to a power loss, with nothing but version 3 records of synced 0 after
+//     it) is [ErrIncomplete].
 //
 // A crash or power loss therefore leaves an intact file, a torn tail or a hole in the unsynced
 // window, and never loses a record that was durable (fsynced) before it: TestPowerLoss (every

@@ -23,6 +23,12 @@ func BuildSyncedLineForTest(seq, synced int64, id, parent, kind string, ts time.
 	return line
 }
 
+// BuildSyncedLineVersionForTest is BuildSyncedLineForTest with another format version.
+func BuildSyncedLineVersionForTest(v int, seq, synced int64, id, parent, kind string, ts time.Time, body []byte, prev string) []byte {
+	line, _ := buildLine(v, seq, synced, id, parent, kind, ts, body, prev)
+	return line
+}
+
 // RehashForTest completes a line head (a line without its trailer) with the h that chains it
 // to prev, as someone with write access to the file could.
 func RehashForTest(head []byte, prev string) []byte {

@@ -29,6 +29,12 @@ type Options struct {
 	// returns that error as is. When the open fails, later or for any reason, what Visit has
 	// seen means nothing.
 	Visit func(Record) error
+	// Deferred makes Create fsync nothing: the header, and the directory entries that lead to
+	// the file, become durable with the ledger's first synced append, Sync or Close (see
+	// Create). A writer whose first durable record comes soon after Create (a session: its
+	// first model-call intent) saves the header's fsync; the records written before that fsync
+	// are version 3 lines with synced 0.
+	Deferred bool
 }
 
 func (o Options) fs() FS {
@@ -90,13 +96,22 @@ type Ledger struct {
 	synced   int64
 	syncedH  string
 	unsynced int64 // MaxLineBytes after Open: what it verified may not be durable
-	fault    error // the write or fsync error that faulted the ledger
-	closed   bool
+	// dirs are the directories whose entries the next fsync makes durable after the file's
+	// (Create's directory and the parents of those it made), innermost first.
+	dirs   []string
+	fault  error // the write or fsync error that faulted the ledger
+	closed bool
 }
 
 // Create makes a new ledger in dir (created, with its parents, if missing): it takes the lock,
-// creates ledger.jsonl exclusively, writes and fsyncs the header (seq 1, id header.ID), and
-// fsyncs the directory. header.Format is set to 1, the version of the header line.
+// creates ledger.jsonl exclusively, writes the header (seq 1, id header.ID) and fsyncs it,
+// then the directory entries of the file and of every directory Create made, innermost first
+// (on a journalling filesystem the file's fsync commits the directory changes too, and the
+// directories' find nothing left to write). With [Options].Deferred Create fsyncs nothing:
+// the header and those entries become durable, in the same order, with the first synced
+// append, Sync or Close, and a power loss before then leaves no ledger, one without a complete
+// header ([ErrIncomplete]: nothing in it was acknowledged), or one whose unsynced records open
+// as a torn tail or a hole. header.Format is set to 1, the version of the header line.
 func Create(dir string, header Header, opts Options) (*Ledger, error) {
 	switch header.Type {
 	case TypeSession, TypeRun, TypeLoop:
@@ -108,7 +123,8 @@ func Create(dir string, header Header, opts Options) (*Ledger, error) {
 	}
 	header.Format = 1
 	fsys := opts.fs()
-	if err := ensureDir(fsys, dir); err != nil {
+	made, err := makeDir(fsys, dir)
+	if err != nil {
 		return nil, fmt.Errorf("ledger: create %s: %w", dir, err)
 	}
 	lock, err := fsys.Lock(filepath.Join(dir, LockName))
@@ -122,17 +138,21 @@ func Create(dir string, header Header, opts Options) (*Ledger, error) {
 		return nil, fmt.Errorf("ledger: create: %w", err)
 	}
 	l.f = f
-	if _, err := l.appendOne(KindHeader, header.ID, "", header); err != nil {
+	if _, err := l.appendLocked([]pending{{kind: KindHeader, id: header.ID, body: header}}, nil); err != nil {
 		// Nothing was acknowledged: remove the partial file so that Create can be retried.
 		f.Close()
 		_ = fsys.Remove(l.path)
 		lock.Close()
 		return nil, fmt.Errorf("ledger: create: %w", err)
 	}
-	if err := fsys.SyncDir(dir); err != nil {
-		f.Close()
-		lock.Close()
-		return nil, fmt.Errorf("ledger: create: %w", err)
+	l.dirs = append([]string{dir}, made...)
+	if !opts.Deferred {
+		if err := l.syncLocked(); err != nil {
+			f.Close()
+			_ = fsys.Remove(l.path)
+			lock.Close()
+			return nil, fmt.Errorf("ledger: create: %w", err)
+		}
 	}
 	l.header = header
 	return l, nil
@@ -379,6 +399,14 @@ func (l *Ledger) buildBatch(ps []pending, check func(Record) error) ([]Record, [
 		if le != nil {
 			return nil, nil, nil, false, fmt.Errorf("ledger: refusing to write an invalid record: %s", le.reason)
 		}
+		// The ids parsed back equal the ones the line was built from: keep those, so that what
+		// the chain (and a caller's state) keeps of every record is not a second copy of them.
+		if rec.ID == p.id {
+			rec.ID = p.id
+		}
+		if rec.ParentID == p.parent {
+			rec.ParentID = p.parent
+		}
 		if check != nil {
 			if err := check(rec); err != nil {
 				return nil, nil, nil, false, err
@@ -415,9 +443,15 @@ func (l *Ledger) build(probe *chain, p pending) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Every record up to l.synced is durable; a record with undurable ones before it says so.
+	// Every record up to l.synced is durable; a record with undurable ones before it says so
+	// (synced 0, a version 3 line: not even the header is, the ledger was created Deferred and
+	// not yet fsynced; a reader without version 3 refuses the line as too new, not corrupt).
 	v, synced := 1, int64(0)
-	if probe.seq > l.synced {
+	switch {
+	case probe.seq == 0 || probe.seq <= l.synced:
+	case l.synced == 0:
+		v = 3
+	default:
 		v, synced = 2, l.synced
 	}
 	line, _ := buildLine(v, probe.seq+1, synced, p.id, p.parent, p.kind, p.ts, b, probe.prev)
@@ -430,12 +464,20 @@ func (l *Ledger) build(probe *chain, p pending) ([]byte, error) {
 
 // syncLocked fsyncs appended bytes; an error faults the ledger (fsync is never retried).
 func (l *Ledger) syncLocked() error {
-	if !l.dirty && l.unsynced == 0 {
+	if !l.dirty && l.unsynced == 0 && len(l.dirs) == 0 {
 		return nil
 	}
 	if err := l.f.Sync(); err != nil {
 		l.fault = fmt.Errorf("fsync %s: %w", l.path, err)
 		return fmt.Errorf("%w: %w", ErrFaulted, l.fault)
+	}
+	// A new ledger's file, then the entries that lead to it (see Create).
+	for len(l.dirs) > 0 {
+		if err := l.fsys.SyncDir(l.dirs[0]); err != nil {
+			l.fault = fmt.Errorf("fsync directory %s: %w", l.dirs[0], err)
+			return fmt.Errorf("%w: %w", ErrFaulted, l.fault)
+		}
+		l.dirs = l.dirs[1:]
 	}
 	l.dirty = false
 	l.synced, l.syncedH, l.unsynced = l.c.seq, l.c.prev, 0
@@ -463,7 +505,7 @@ func (l *Ledger) Close() error {
 	l.closed = true
 	var errs []error
 	if l.f != nil {
-		if l.fault == nil && l.dirty {
+		if l.fault == nil && (l.dirty || len(l.dirs) > 0) {
 			if err := l.syncLocked(); err != nil {
 				errs = append(errs, err)
 			}
@@ -569,26 +611,45 @@ func (l *Ledger) Records() iter.Seq2[Record, error] {
 	}
 }
 
-// ensureDir creates dir and missing parents, fsyncing each parent whose entries changed.
-func ensureDir(fsys FS, dir string) error {
+// makeDir creates dir and missing parents and returns the parents whose entries changed
+// (innermost first), to be fsynced once something under dir is durable.
+func makeDir(fsys FS, dir string) ([]string, error) {
 	err := fsys.Mkdir(dir, 0o700)
 	switch {
 	case err == nil:
-		return fsys.SyncDir(filepath.Dir(dir))
+		return []string{filepath.Dir(dir)}, nil
 	case errors.Is(err, fs.ErrExist):
-		return nil
+		return nil, nil
 	case errors.Is(err, fs.ErrNotExist):
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return err
+			return nil, err
 		}
-		if err := ensureDir(fsys, parent); err != nil {
-			return err
+		made, err := makeDir(fsys, parent)
+		if err != nil {
+			return nil, err
 		}
-		if err := fsys.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return err
+		if err := fsys.Mkdir(dir, 0o700); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return made, nil
+			}
+			return nil, err
 		}
-		return fsys.SyncDir(parent)
+		return append([]string{parent}, made...), nil
 	}
-	return err
+	return nil, err
+}
+
+// ensureDir creates dir and missing parents, fsyncing each parent whose entries changed.
+func ensureDir(fsys FS, dir string) error {
+	made, err := makeDir(fsys, dir)
+	if err != nil {
+		return err
+	}
+	for _, d := range made {
+		if err := fsys.SyncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
 }

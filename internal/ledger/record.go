@@ -18,9 +18,10 @@ import (
 // Format constants. See doc.go for the line format.
 const (
 	// FormatVersion is the newest envelope version this package reads and writes. A line is
-	// written as version 1 unless it carries "synced" (see doc.go), which needs version 2; the
-	// header is always version 1.
-	FormatVersion = 2
+	// written as version 1 unless it carries "synced" (see doc.go), which needs version 2, or
+	// version 3 for synced 0 (not even the header durable: a deferred Create); the header is
+	// always version 1.
+	FormatVersion = 3
 	// MaxLineBytes caps a line, newline included. Larger payloads go to the blob store.
 	MaxLineBytes = 1 << 20
 	// FileName, LockName and BlobDir are the ledger's entries in its directory.
@@ -196,15 +197,17 @@ func chainHash(prev string, head []byte) [sha256.Size]byte {
 	return sum
 }
 
-// buildLine renders a record. body must be compact JSON without newlines. synced > 0 writes the
-// "synced" member (a version 2 line; v must then be 2).
+// buildLine renders a record. body must be compact JSON without newlines. v ≥ 2 writes the
+// "synced" member.
 func buildLine(v int, seq, synced int64, id, parent, kind string, ts time.Time, body []byte, prev string) ([]byte, [sha256.Size]byte) {
-	b := make([]byte, 0, 256+len(body))
+	// The envelope around the variable members is under 320 bytes (two hashes, the time, the
+	// numbers, the member names): one allocation, never regrown.
+	b := make([]byte, 0, 320+len(id)+len(parent)+len(kind)+len(body))
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(v), 10)
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendInt(b, seq, 10)
-	if synced > 0 {
+	if v >= 2 {
 		b = append(b, `,"synced":`...)
 		b = strconv.AppendInt(b, synced, 10)
 	}
@@ -303,8 +306,12 @@ func parseLine(line []byte) (Record, *lineError) {
 	case synced != nil && r.V < 2:
 		return r, badRecord("synced in a version 1 line")
 	case synced != nil:
-		if r.Synced, ok = intMember(synced); !ok || r.Synced < 1 || r.Synced > r.Seq-2 {
-			return r, badRecord("synced is not an integer from 1 to seq-2")
+		least := int64(1) // a version 2 line; version 3 adds synced 0
+		if r.V >= 3 {
+			least = 0
+		}
+		if r.Synced, ok = intMember(synced); !ok || r.Synced < least || r.Synced > r.Seq-2 {
+			return r, badRecord("synced is not an integer from %d to seq-2 in a version %d line", least, r.V)
 		}
 	}
 	if r.ID, ok = stringMember(m[2]); !ok || !ValidID(r.ID) {

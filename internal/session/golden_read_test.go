@@ -38,7 +38,7 @@ type intentView struct {
 	Attempt      int
 	Retry        *session.RetryPolicy
 	LastAttempt  int
-	Materialized map[string]bool
+	Materialized []string
 	Closed       string
 	Cancelled    bool
 }
@@ -197,10 +197,4 @@ func goldenHeader(id string, bindings map[string]string) ledger.Header {
 
 func reserved(ids ...string) []string { return ids }
 
-func materialized(ids ...string) map[string]bool {
-	m := map[string]bool{}
-	for _, id := range ids {
-		m[id] = true
-	}
-	return m
-}
+func materialized(ids ...string) []string { return ids }

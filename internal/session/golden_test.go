@@ -17,9 +17,9 @@ import (
 // a format change (a renamed tag in llm or session, a new field) is made on purpose, here and
 // in the golden files, and comes with a FormatVersion bump unless old files read the same.
 var goldenDigests = map[string]string{
-	"conversation": "a5d6babaaa0f16de3bf7fa1824357818a8c38be92c6d1c96903df43c9db234bc",
-	"recovery":     "86b0e75a10e29550372c976771d3a582dc81c34d2fa58697bca681bef87cd506",
-	"fork":         "f176784dc5187e0dc0ddd38fdd4b861ad4d95951903d6167f95ecd0463a99d5a",
+	"conversation": "9da31963ad49337c4b9fe93720cbeaa7b1decfb519a3547979d41a776770810c",
+	"recovery":     "e73221ce42901def37f4c68313cfca574c9cc00e8c903c89e3639f87d00ee98c",
+	"fork":         "93237878f82c41c75cfef6dbde48f07beedd2f565f71a87b464b2d96be32899a",
 }
 
 // TestGoldenFilesAreWhatTheWriterWrites: the generator (a session built through the public API
@@ -76,20 +76,22 @@ func lineDiff(want, got string) string {
 }
 
 // TestGoldenV1FilesReadTheSame: the golden ledgers as written before results rode on the next
-// intent's fsync (every record a version 1 line, testdata/golden/v1) read exactly as the
-// current ones, which hold version 2 lines (records written while earlier ones were not yet
-// durable declare it): the ledger change is in the envelope only, the session's records are the
-// same.
+// intent's fsync (every record a version 1 line, testdata/golden/v1), and as written before a
+// new session's header rode on its first intent's fsync (testdata/golden/v2: version 2 lines
+// from synced 1 on), read exactly as the current ones, whose records before the first fsync
+// are version 3 lines with synced 0: the ledger changes are in the envelope only, the session's
+// records are the same.
 func TestGoldenV1FilesReadTheSame(t *testing.T) {
-	for _, name := range []string{"conversation", "recovery"} {
-		t.Run(name, func(t *testing.T) {
-			v1, v1audit := readGolden(t, "v1/"+name)
-			now, nowAudit := readGolden(t, name)
-			if diff := cmp.Diff(v1, now); diff != "" {
-				t.Errorf("state (-v1 +now):\n%s", diff)
+	for _, old := range []struct{ dir, name string }{{"v1", "conversation"}, {"v1", "recovery"},
+		{"v2", "conversation"}, {"v2", "recovery"}, {"v2", "fork"}} {
+		t.Run(old.dir+"/"+old.name, func(t *testing.T) {
+			was, wasAudit := readGolden(t, old.dir+"/"+old.name)
+			now, nowAudit := readGolden(t, old.name)
+			if diff := cmp.Diff(was, now); diff != "" {
+				t.Errorf("state (-old +now):\n%s", diff)
 			}
-			if diff := cmp.Diff(v1audit, nowAudit); diff != "" {
-				t.Errorf("audit records (-v1 +now):\n%s", diff)
+			if diff := cmp.Diff(wasAudit, nowAudit); diff != "" {
+				t.Errorf("audit records (-old +now):\n%s", diff)
 			}
 		})
 	}

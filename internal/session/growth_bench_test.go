@@ -19,11 +19,14 @@ import (
 
 // growthModel answers every request with one call of the no-op tool (its result ~600 bytes,
 // like a file read) until turns requests were made, then with "done"; it samples the bytes
-// allocated so far and the clock at each request.
+// allocated so far and the clock at each request, and with live set the live heap (after a
+// collection, once the clock is read) at requests 51 and turns.
 type growthModel struct {
 	turns int
 	alloc []uint64
 	at    []time.Time
+	live  bool
+	heap  [2]uint64 // live heap at requests 51 and turns
 }
 
 func (g *growthModel) Stream(_ context.Context, req *llm.Request, _ func(llm.Event)) *llm.Message {
@@ -32,6 +35,11 @@ func (g *growthModel) Stream(_ context.Context, req *llm.Request, _ func(llm.Eve
 	g.alloc = append(g.alloc, ms.TotalAlloc)
 	g.at = append(g.at, time.Now())
 	n := len(g.alloc)
+	if g.live && (n == 51 || n == g.turns) {
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		g.heap[min(n/g.turns, 1)] = ms.HeapAlloc
+	}
 	if n >= g.turns {
 		return &llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{{Type: llm.PartText, Text: "done"}}, StopReason: llm.StopEnd}
 	}
@@ -52,15 +60,16 @@ func (pad) Run(context.Context, tool.Call) (tool.Result, error) { return tool.Te
 
 // BenchmarkTurnGrowth runs a 500-turn loop through the kernel and reports the bytes allocated
 // and the time per turn at turns 1–50 and 451–500 (what a turn leaves to the GC, and how that grows with
-// the history), with the in-memory recorder and with a durable session (the real filesystem:
-// the in-memory one copies the file at every fsync).
+// the history), and the live heap at turns 51 and 500 with what each turn adds to it (what
+// every collection has to mark), with the in-memory recorder and with a durable session (the
+// real filesystem: the in-memory one copies the file at every fsync).
 func BenchmarkTurnGrowth(b *testing.B) {
 	const turns = 500
 	for _, rec := range []string{"memory", "session"} {
 		b.Run("recorder="+rec, func(b *testing.B) {
 			set, _ := tool.New(pad{})
 			base := b.TempDir()
-			var early, late, earlyNs, lateNs float64
+			var early, late, earlyNs, lateNs, live50, live500 float64
 			n := 0
 			for b.Loop() {
 				n++
@@ -74,7 +83,7 @@ func BenchmarkTurnGrowth(b *testing.B) {
 					}
 					r = s
 				}
-				m := &growthModel{turns: turns}
+				m := &growthModel{turns: turns, live: true}
 				a, _ := kernel.New(kernel.Config{Model: m, Tools: set, Recorder: r})
 				if out, err := a.Run(context.Background(), nil, llm.UserText("go")); err != nil || out.Turns != turns {
 					b.Fatalf("run: %v", err)
@@ -86,11 +95,16 @@ func BenchmarkTurnGrowth(b *testing.B) {
 				late += float64(m.alloc[turns-1]-m.alloc[turns-51]) / 50
 				earlyNs += float64(m.at[50].Sub(m.at[0]).Nanoseconds()) / 50
 				lateNs += float64(m.at[turns-1].Sub(m.at[turns-51]).Nanoseconds()) / 50
+				live50 += float64(m.heap[0])
+				live500 += float64(m.heap[1])
 			}
 			b.ReportMetric(early/float64(n), "B/turn@1-50")
 			b.ReportMetric(late/float64(n), "B/turn@451-500")
 			b.ReportMetric(earlyNs/float64(n), "ns/turn@1-50")
 			b.ReportMetric(lateNs/float64(n), "ns/turn@451-500")
+			b.ReportMetric(live50/float64(n)/1024, "liveKB@51")
+			b.ReportMetric(live500/float64(n)/1024, "liveKB@500")
+			b.ReportMetric((live500-live50)/float64(n)/float64(turns-51), "liveB/turn")
 		})
 	}
 }

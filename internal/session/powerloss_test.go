@@ -28,10 +28,24 @@ var longPowerLoss = flag.Bool("session.powerloss.long", false, "tear the unsynce
 
 const plDir = "/home/s/session"
 
-// runLog records the tool calls that ran (their ids), in order, across the whole test.
+// runLog records the tool calls that ran (their ids), in order, across the whole test, and
+// how many model requests were sent.
 type runLog struct {
-	mu  sync.Mutex
-	ids []string
+	mu    sync.Mutex
+	ids   []string
+	sends int
+}
+
+func (r *runLog) sent() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sends++
+}
+
+func (r *runLog) requests() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sends
 }
 
 func (r *runLog) add(id string) {
@@ -70,7 +84,11 @@ func plAgent(t testing.TB, ws string, rec kernel.Recorder, log *runLog) *kernel.
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := kernel.New(kernel.Config{Model: model, Tools: set, Recorder: rec})
+	counted := llm.ModelFunc(func(ctx context.Context, req *llm.Request, emit func(llm.Event)) *llm.Message {
+		log.sent()
+		return model.Stream(ctx, req, emit)
+	})
+	a, err := kernel.New(kernel.Config{Model: counted, Tools: set, Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +102,7 @@ type crashPoint struct {
 	fs      *ledgertest.MemFS
 	durable []byte   // the ledger's bytes that were fsynced at that instant
 	ran     []string // tool calls that had started
+	sent    int      // model requests that had been sent
 	effects []byte
 }
 
@@ -158,7 +177,7 @@ func TestPowerLossMatrix(t *testing.T) {
 			return nil
 		}
 		effects, _ := os.ReadFile(filepath.Join(ws, "effects.txt"))
-		ran := log.snapshot()
+		ran, sent := log.snapshot(), log.requests()
 		durable := m.CrashWith(func(string, int, int) ledgertest.Survival { return ledgertest.Survival{Drop: true} })
 		dur, _ := durable.ReadFile(ledgerPath)
 		for i, s := range survivals(m.UnsyncedWrites(ledgerPath)) {
@@ -169,17 +188,24 @@ func TestPowerLossMatrix(t *testing.T) {
 				return s[idx]
 			})
 			points = append(points, crashPoint{what: fmt.Sprintf("before op %d (%s %s), crash %d", o.N, o.Kind, filepath.Base(o.Name), i),
-				fs: crashed, durable: dur, ran: ran, effects: effects})
+				fs: crashed, durable: dur, ran: ran, sent: sent, effects: effects})
 		}
 		return nil
 	}
 	opts := session.Options{Retry: session.RetryPolicy{MaxAttempts: 3}}
 	opts.Ledger.FS = &ledgertest.FaultFS{FS: m, Inject: snap}
+	// From the session's creation on (its directory made, its header and the configuration
+	// facts written, as rein starts a session: none durable before the first intent).
+	armed = true
 	s, err := session.Create(plDir, session.Meta{ID: "pl", Cwd: ws}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	armed = true
+	for _, f := range [][2]string{{"provider", "script"}, {"model", "crash"}, {"baseUrl", ""}} {
+		if err := s.SetFact(f[0], f[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := s.BeginRun(); err != nil {
 		t.Fatal(err)
 	}
@@ -211,6 +237,15 @@ func checkPowerLoss(t *testing.T, p crashPoint) string {
 	opts := session.Options{Retry: session.RetryPolicy{MaxAttempts: 3}}
 	opts.Ledger.FS = p.fs
 	s, rep, err := session.Open(plDir, opts)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ledger.ErrIncomplete) {
+		// A session whose creation was not yet durable: it never existed, so nothing of it
+		// may have been acted on.
+		if p.sent > 0 || len(p.ran) > 0 || len(p.durable) > 0 {
+			t.Fatalf("%s: the session is gone (%v), but %d requests had been sent, %d tool calls run, %d bytes fsynced",
+				p.what, err, p.sent, len(p.ran), len(p.durable))
+		}
+		return "no session (creation not durable)"
+	}
 	if err != nil {
 		t.Fatalf("%s: open: %v", p.what, err)
 	}
@@ -218,7 +253,7 @@ func checkPowerLoss(t *testing.T, p crashPoint) string {
 	outcome := "intact"
 	if rep.Torn != nil {
 		outcome = "torn tail or hole repaired"
-		if bytes.Contains(before[rep.Torn.Offset:], []byte(`{"v":2,`)) && bytes.Count(before[rep.Torn.Offset:], []byte("\n")) > 1 {
+		if (bytes.Contains(before[rep.Torn.Offset:], []byte(`{"v":2,`)) || bytes.Contains(before[rep.Torn.Offset:], []byte(`{"v":3,`))) && bytes.Count(before[rep.Torn.Offset:], []byte("\n")) > 1 {
 			outcome = "hole repaired"
 		}
 	}
@@ -226,7 +261,10 @@ func checkPowerLoss(t *testing.T, p crashPoint) string {
 	if !bytes.HasPrefix(after, p.durable) {
 		t.Fatalf("%s: fsynced bytes were lost (%d durable, file now %d)", p.what, len(p.durable), len(after))
 	}
-	intents, results := callsRecorded(t, p.fs)
+	intents, results, modelCalls := callsRecorded(t, p.fs)
+	if modelCalls < p.sent {
+		t.Fatalf("%s: %d model requests had been sent, but only %d model-call intents survived", p.what, p.sent, modelCalls)
+	}
 	for _, id := range p.ran {
 		if !intents[id] {
 			t.Fatalf("%s: tool call %s had started, but no intent for it survived", p.what, id)
@@ -278,8 +316,8 @@ func checkPowerLoss(t *testing.T, p crashPoint) string {
 }
 
 // callsRecorded reads the opened ledger (read-only: the session holds the lock) and returns the
-// tool calls with an intent and those with a result.
-func callsRecorded(t *testing.T, fsys *ledgertest.MemFS) (intents, results map[string]bool) {
+// tool calls with an intent and those with a result, and the number of model-call intents.
+func callsRecorded(t *testing.T, fsys *ledgertest.MemFS) (intents, results map[string]bool, modelCalls int) {
 	t.Helper()
 	l, _, err := ledger.OpenReadOnly(plDir, ledger.Options{FS: fsys})
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -292,6 +330,7 @@ func callsRecorded(t *testing.T, fsys *ledgertest.MemFS) (intents, results map[s
 			t.Fatal(err)
 		}
 		var b struct {
+			Kind    kernel.IntentKind    `json:"kind"`
 			Call    *struct{ ID string } `json:"call"`
 			Message *llm.Message         `json:"message"`
 		}
@@ -304,9 +343,12 @@ func callsRecorded(t *testing.T, fsys *ledgertest.MemFS) (intents, results map[s
 		if b.Call != nil {
 			intents[b.Call.ID] = true
 		}
+		if r.Kind == session.KindIntent && b.Kind == kernel.IntentModelCall {
+			modelCalls++
+		}
 		if b.Message != nil && b.Message.Role == llm.RoleTool {
 			results[b.Message.ToolCallID] = true
 		}
 	}
-	return intents, results
+	return intents, results, modelCalls
 }

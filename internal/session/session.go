@@ -58,7 +58,10 @@ type Session struct {
 	inTurn   bool
 }
 
-// Create makes a new session in dir.
+// Create makes a new session in dir. Nothing is fsynced yet: the session (its header, the facts
+// set before its first run, the run's start, its directory entries) becomes durable with its
+// first intent's fsync, or with Sync, EndRun or Close — a power loss before then leaves no
+// session, or one that never completely existed (ledger.ErrIncomplete), or its durable prefix.
 func Create(dir string, meta Meta, opts Options) (*Session, error) {
 	h := ledger.Header{Type: ledger.TypeSession, ID: meta.ID, Bindings: map[string]string{
 		BindFormat: fmt.Sprint(FormatVersion), BindCwd: meta.Cwd}}
@@ -66,7 +69,9 @@ func Create(dir string, meta Meta, opts Options) (*Session, error) {
 		h.Bindings[BindParent] = meta.Parent
 		h.Bindings[BindParentEntry] = meta.ParentEntry
 	}
-	l, err := ledger.Create(dir, h, opts.Ledger)
+	lo := opts.Ledger
+	lo.Deferred = true
+	l, err := ledger.Create(dir, h, lo)
 	if err != nil {
 		return nil, err
 	}
@@ -248,12 +253,13 @@ func (s *Session) Usage() llm.Usage {
 // apply refuses (or one the ledger refuses, a reused id) refuses them all: nothing is written,
 // the state is rebuilt from the ledger, and the error wraps ErrInvalidRecord. Callers hold s.mu.
 func (s *Session) append(es ...ledger.Entry) error {
-	applied := false
+	applied := 0
 	_, err := s.l.AppendAll(es, func(r ledger.Record) error {
-		applied = true
+		applied++
 		if err := s.st.apply(r, s.l.Blob); err != nil {
 			return fmt.Errorf("%w: %s record %s: %w", ErrInvalidRecord, r.Kind, r.ID, err)
 		}
+		s.st.share(r, es[applied-1].Body)
 		return nil
 	})
 	if err == nil {
@@ -262,7 +268,7 @@ func (s *Session) append(es ...ledger.Entry) error {
 	if errors.Is(err, ledger.ErrDuplicateID) || errors.Is(err, ledger.ErrUnknownParent) {
 		err = fmt.Errorf("%w: %w", ErrInvalidRecord, err)
 	}
-	if applied {
+	if applied > 0 {
 		// apply changed the state for records that were not written (refused, or the write
 		// failed): the ledger holds the truth.
 		if rerr := s.reload(); rerr != nil {
@@ -298,8 +304,9 @@ func (s *Session) EndRun(status string) error {
 	return s.append(ledger.Entry{Kind: KindRun, Body: runBody{Lane: s.lane, Event: RunEnd, Status: status}})
 }
 
-// SetFact records a global fact. While a turn is in flight the write is deferred to the turn
-// boundary.
+// SetFact records a global fact, durably before it returns — except while a turn is in flight,
+// when the write is deferred to the turn boundary, and in a new session not yet durable
+// itself (see Create), where the fact becomes durable with the session.
 func (s *Session) SetFact(key, value string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -315,7 +322,8 @@ func (s *Session) SetFact(key, value string) error {
 		s.deferred = append(s.deferred, f)
 		return nil
 	}
-	return s.append(ledger.Entry{Kind: KindFact, Body: f})
+	seq, _ := s.l.Durable()
+	return s.append(ledger.Entry{Kind: KindFact, Body: f, NoSync: seq == 0})
 }
 
 func (s *Session) flushLocked() error {
@@ -347,7 +355,7 @@ func (s *Session) Intend(_ context.Context, in kernel.Intent) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := intentBody{Lane: s.lane, Kind: in.Kind, Turn: in.Turn, Reserved: in.Reserved, Call: in.Call, Index: in.Index, Replay: in.Replay}
-	if in.Call != nil {
+	if in.Call != nil && maxCallJSONSize(in.Call) > BlobThreshold {
 		raw, err := json.Marshal(in.Call)
 		if err != nil {
 			return fmt.Errorf("session: encoding the call of intent %s: %w", in.ID, err)
@@ -505,6 +513,10 @@ func (s *Session) addEntry(id, intent string, m llm.Message, x entryExtra) error
 // may leave its blob behind, which nothing references).
 func (s *Session) entry(id, parent, intent string, m llm.Message, x entryExtra) (ledger.Entry, error) {
 	body := entryBody{Lane: s.lane, Intent: intent, Message: &m, Compaction: x.compaction, Usage: x.usage, Forked: x.forked}
+	if maxJSONSize(m) <= BlobThreshold {
+		// Certainly inline: the record's encoding (by the ledger) is the only one.
+		return ledger.Entry{Kind: KindEntry, ID: id, Parent: parent, Body: body}, nil
+	}
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return ledger.Entry{}, fmt.Errorf("session: encoding message %s: %w", id, err)
@@ -517,6 +529,28 @@ func (s *Session) entry(id, parent, intent string, m llm.Message, x entryExtra) 
 		body.Message, body.Blob = nil, digest
 	}
 	return ledger.Entry{Kind: KindEntry, ID: id, Parent: parent, Body: body}, nil
+}
+
+// maxJSONSize bounds the length of m's JSON encoding from above without encoding it: every
+// string byte takes at most 6 (a \u00XX escape), the bytes of an image 4/3 (base64), and the
+// member names, numbers (the usage) and punctuation less than 1024 a message and 256 a part
+// (TestMaxJSONSizeBoundsTheEncoding keeps it so when the message types change).
+func maxJSONSize(m llm.Message) int {
+	n := 1024 + 6*(len(m.Provider)+len(m.API)+len(m.Model)+len(m.ResponseID)+len(m.StopReason)+len(m.ToolCallID)+len(m.ToolName)) + len(m.Details)
+	if m.Err != nil {
+		n += 256 + 6*(len(m.Err.Kind)+len(m.Err.Message))
+	}
+	for _, p := range m.Content {
+		n += 256 + 6*(len(p.Type)+len(p.Text)+len(p.Signature)+len(p.MIMEType)) + 4*len(p.Data)/3 + 4
+		if p.Call != nil {
+			n += maxCallJSONSize(p.Call)
+		}
+	}
+	return n
+}
+
+func maxCallJSONSize(c *llm.ToolCall) int {
+	return 256 + 6*(len(c.ID)+len(c.Name)+len(c.Arguments)+len(c.ProviderID))
 }
 
 // Cancel durably records the cancellation of the lane's open intents. Call it before

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/ledger"
 	"github.com/reinhq/rein/internal/llm"
+	"github.com/reinhq/rein/internal/tool"
 )
 
 // Entry is one message of the tree.
@@ -31,7 +33,8 @@ type Intent struct {
 	ID  string
 	Seq int64
 	intentBody
-	Materialized map[string]bool
+	// Materialized are the reserved ids recorded so far, in record order.
+	Materialized []string
 	Closed       string // the close action, if closed without its entry
 	Cancelled    bool
 	// LastAttempt is the number of a model call's latest attempt: its Attempt, or the
@@ -45,7 +48,7 @@ func (in *Intent) Open() bool {
 		return false
 	}
 	for _, id := range in.Reserved {
-		if !in.Materialized[id] {
+		if !slices.Contains(in.Materialized, id) {
 			return true
 		}
 	}
@@ -197,7 +200,7 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 		for _, id := range b.Reserved {
 			st.reserved[id] = r.ID
 		}
-		st.Intents[r.ID] = &Intent{ID: r.ID, Seq: r.Seq, intentBody: b, Materialized: map[string]bool{}, LastAttempt: b.Attempt}
+		st.Intents[r.ID] = &Intent{ID: r.ID, Seq: r.Seq, intentBody: b, LastAttempt: b.Attempt}
 		if b.Kind == kernel.IntentModelCall {
 			l := st.lane(b.Lane)
 			if l.Attempts == 0 {
@@ -307,6 +310,67 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 	return violated("unknown record kind %q (written by a newer rein?)", r.Kind)
 }
 
+// share points what apply decoded from a record this process is writing at the memory of the
+// body it was encoded from, wherever the two are equal: the state then holds no second copy of
+// a message's text or a call's arguments (the kernel holds the first), and what every
+// collection has to mark does not grow twice with the history. Strings only: they are
+// immutable, so sharing one changes nothing either holder sees.
+func (st *State) share(r ledger.Record, body any) {
+	switch b := body.(type) {
+	case entryBody:
+		e := st.Entries[r.ID]
+		if e == nil {
+			return
+		}
+		e.Lane, e.Intent = same(e.Lane, b.Lane), same(e.Intent, b.Intent)
+		if b.Message != nil {
+			shareMessage(&e.Message, b.Message)
+		}
+	case intentBody:
+		in := st.Intents[r.ID]
+		if in == nil {
+			return
+		}
+		in.Lane = same(in.Lane, b.Lane)
+		in.Kind = kernel.IntentKind(same(string(in.Kind), string(b.Kind)))
+		in.Replay = tool.Replay(same(string(in.Replay), string(b.Replay)))
+		if in.Call != nil && b.Call != nil {
+			shareCall(in.Call, b.Call)
+		}
+		if len(in.Reserved) == len(b.Reserved) {
+			for i := range in.Reserved {
+				in.Reserved[i] = same(in.Reserved[i], b.Reserved[i])
+			}
+		}
+	}
+}
+
+func shareMessage(dst, src *llm.Message) {
+	if len(dst.Content) != len(src.Content) {
+		return
+	}
+	for i := range dst.Content {
+		d, s := &dst.Content[i], &src.Content[i]
+		d.Text, d.Signature = same(d.Text, s.Text), same(d.Signature, s.Signature)
+		if d.Call != nil && s.Call != nil {
+			shareCall(d.Call, s.Call)
+		}
+	}
+	dst.ToolCallID, dst.ToolName = same(dst.ToolCallID, src.ToolCallID), same(dst.ToolName, src.ToolName)
+}
+
+func shareCall(dst, src *llm.ToolCall) {
+	dst.ID, dst.Name, dst.Arguments = same(dst.ID, src.ID), same(dst.Name, src.Name), same(dst.Arguments, src.Arguments)
+}
+
+// same is s when it equals d (d's memory then unreferenced), else d.
+func same(d, s string) string {
+	if d == s {
+		return s
+	}
+	return d
+}
+
 // decodeBlob reads a blob (the ledger checks its digest) and decodes its JSON strictly.
 func decodeBlob(blob func(string) ([]byte, error), digest string, v any) error {
 	data, err := blob(digest)
@@ -347,7 +411,10 @@ func (st *State) addEntry(e *Entry) error {
 		if !reserved {
 			return violated("entry %s settles intent %s, which did not reserve it (it reserved %v)", e.ID, e.Intent, in.Reserved)
 		}
-		in.Materialized[e.ID] = true
+		in.Materialized = append(in.Materialized, e.ID)
+		// Recorded: the id is an entry's now (st.Entries refuses reserving it again, the
+		// ledger recording it twice).
+		delete(st.reserved, e.ID)
 	}
 	l := st.lane(e.Lane)
 	if !countsAttempts(e) {

@@ -18,7 +18,10 @@ import (
 // whole — replaced by an older copy of itself — is a valid, shorter ledger. So the head of every
 // session (seq and hash) is kept outside it, in $REIN_HOME/anchors/<digest of the session's
 // directory>.json: one file per session, written atomically (mode 0600) by the session's single
-// writer when the session is created and each time one of its runs ends. It is outside the
+// writer each time one of its runs ends and when it is closed. Not when it is created: a new
+// session is not durable before its first intent, and any copy of it holds its header, so an
+// anchor at the header would detect no rollback (a ledger of another session is refused by the
+// header's id) and would cost an fsync before the first model request. It is outside the
 // session's directory, so copying an older ledger — or a whole older session directory — over
 // the current one leaves it in place; opening the session checks its ledger against it.
 
@@ -148,7 +151,7 @@ type sessionGuard struct {
 }
 
 // guardSession starts guarding the open session s: an existing session (created false) is
-// first checked against its anchor; a created one is anchored at its header.
+// first checked against its anchor; a created one is anchored at its first run's end.
 func guardSession(home string, s anchoredSession, created bool) (*sessionGuard, error) {
 	g := &sessionGuard{home: home, dir: s.Dir(), id: s.ID()}
 	if !created {
@@ -161,11 +164,6 @@ func guardSession(home string, s anchoredSession, created bool) (*sessionGuard, 
 		return nil, err
 	}
 	g.file = f
-	if created {
-		if err := g.anchor(s); err != nil {
-			return nil, err
-		}
-	}
 	return g, nil
 }
 
