@@ -92,6 +92,8 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		if m.deletePaste() {
 			return nil
 		}
+	case "ctrl+v":
+		return m.readClipboard()
 	case "alt+up":
 		m.editQueued()
 		return nil
@@ -107,9 +109,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 	}
-	var c tea.Cmd
-	m.input, c = m.input.Update(k)
-	return c
+	return m.input.Update(k)
 }
 
 // answerKey answers the question in front of the user: y allow once, s allow for the
