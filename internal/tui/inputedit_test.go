@@ -247,3 +247,31 @@ func TestClipboardPaste(t *testing.T) {
 	tm.Send(tea.KeyPressMsg{Code: 'v', Mod: tea.ModCtrl})
 	waitFor(t, tm, "> text from the clipboard")
 }
+
+// TestHistoryAtTheEditorsEdges: Up and Down move between the editor's rows, wrapped ones
+// too; only on its first or last row do they browse the inputs sent before, and the draft
+// comes back after the newest.
+func TestHistoryAtTheEditorsEdges(t *testing.T) {
+	m := benchModel()
+	m.remember("first")
+	m.remember("second")
+	draft := strings.Repeat("word ", 20) + "\nend" // two rows at 80, then a line
+	m.input.SetValue(draft)
+	up, down := tea.KeyPressMsg{Code: tea.KeyUp}, tea.KeyPressMsg{Code: tea.KeyDown}
+	for i, want := range []struct {
+		key   tea.KeyPressMsg
+		value string
+		line  int
+	}{
+		{up, draft, 0}, {up, draft, 0}, {up, "second", 0}, {up, "first", 0}, {up, "first", 0},
+		{down, "second", 0}, {down, draft, 1},
+	} {
+		m.key(want.key)
+		if got := m.input.Value(); got != want.value || m.input.Line() != want.line {
+			t.Fatalf("after key %d (%s): %q on line %d, want %q on line %d", i+1, want.key, got, m.input.Line(), want.value, want.line)
+		}
+	}
+	if !m.input.onLastRow() {
+		t.Error("the restored draft's cursor is not on its last row")
+	}
+}

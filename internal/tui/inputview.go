@@ -105,6 +105,12 @@ func (e *editor) cursorRow() int {
 	return n + e.segment()
 }
 
+// onFirstRow and onLastRow say the cursor is on the editor's first or last row.
+func (e *editor) onFirstRow() bool { return e.row == 0 && e.segment() == 0 }
+func (e *editor) onLastRow() bool {
+	return e.row == len(e.lines)-1 && e.segment() == len(e.wraps[e.row])-1
+}
+
 // bounds are the offsets row k of line r spans, and the last offset the cursor can take on
 // it (a row's end is the next row's start, where the cursor is drawn).
 func (e *editor) bounds(r, k int) (start, end, last int) {

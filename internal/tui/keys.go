@@ -101,11 +101,11 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		if m.input.Value() == "" && m.editQueued() {
 			return nil
 		}
-		if m.input.Line() == 0 && m.browse(-1) {
+		if m.input.onFirstRow() && m.browse(-1) {
 			return nil
 		}
 	case "down":
-		if m.input.Line() == m.input.LineCount()-1 && m.browse(1) {
+		if m.input.onLastRow() && m.browse(1) {
 			return nil
 		}
 	}

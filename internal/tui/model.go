@@ -126,7 +126,7 @@ func (m *Model) Close() error {
 
 // inputRows are the editor's rows, drawn again only when what they show changed.
 func (m *Model) inputRows() []string {
-	key := fmt.Sprintf("%d:%d:%d:%p:%d\x00%s", m.width, m.input.Line(), m.input.Column(), m.st, m.input.Height(), m.input.Value())
+	key := fmt.Sprintf("%d:%d:%d:%p:%d:%d\x00%s", m.width, m.input.Line(), m.input.Column(), m.st, m.input.Height(), m.input.top, m.input.Value())
 	if key != m.inputKey {
 		m.inputKey, m.inputView = key, strings.Split(m.input.View(), "\n")
 	}
