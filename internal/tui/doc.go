@@ -58,6 +58,10 @@
 //   - Ctrl+G opens $VISUAL, $EDITOR or vi on a private temporary file holding the input,
 //     through package proc with the terminal handed to it (proc.Spec.Terminal); the file's
 //     text replaces the input when the editor exits 0, and the input stays otherwise.
+//   - The input editor is rein's own (input.go): soft-wrapped lines, 1 to 6 rows, a cursor
+//     that does not blink; what enters it is stripped of control characters. Nothing runs
+//     at package load: Ctrl+V looks up a clipboard reader on PATH when it is pressed and
+//     runs it through package proc.
 //   - Alt+Up (Up on an empty editor) takes the message queued last back into the editor
 //     before the agent takes it; Enter queues it again.
 //   - Without colour (NO_COLOR) every style is plain; what a colour says is also said by a

@@ -92,6 +92,8 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		if m.deletePaste() {
 			return nil
 		}
+	case "ctrl+v":
+		return m.readClipboard()
 	case "alt+up":
 		m.editQueued()
 		return nil
@@ -99,17 +101,15 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		if m.input.Value() == "" && m.editQueued() {
 			return nil
 		}
-		if m.input.Line() == 0 && m.browse(-1) {
+		if m.input.onFirstRow() && m.browse(-1) {
 			return nil
 		}
 	case "down":
-		if m.input.Line() == m.input.LineCount()-1 && m.browse(1) {
+		if m.input.onLastRow() && m.browse(1) {
 			return nil
 		}
 	}
-	var c tea.Cmd
-	m.input, c = m.input.Update(k)
-	return c
+	return m.input.Update(k)
 }
 
 // answerKey answers the question in front of the user: y allow once, s allow for the

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/reinhq/rein/internal/llm"
@@ -24,7 +22,7 @@ type Model struct {
 	st            *styles
 	md            *markdown
 	t             *transcript
-	input         textarea.Model
+	input         editor
 	// history of submitted inputs, oldest first; hist is the position while browsing.
 	history []string
 	hist    int
@@ -126,35 +124,9 @@ func (m *Model) Close() error {
 	return m.e.finish()
 }
 
-func newInput(width int, st *styles) textarea.Model {
-	ta := textarea.New()
-	ta.Placeholder = "Type a message; / for commands"
-	ta.ShowLineNumbers = false
-	ta.Prompt = "> "
-	ta.DynamicHeight = true
-	ta.MinHeight = 1
-	ta.MaxHeight = 6
-	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("ctrl+j", "shift+enter"))
-	ta.SetStyles(inputStyles(st))
-	ta.SetWidth(width)
-	ta.Focus()
-	return ta
-}
-
-// inputStyles are the editor's styles: the textarea's own, plain without colour; the
-// cursor does not blink, so an idle screen is never redrawn.
-func inputStyles(st *styles) textarea.Styles {
-	s := textarea.DefaultStyles(st.dark)
-	if !st.color {
-		s.Focused, s.Blurred = textarea.StyleState{}, textarea.StyleState{}
-	}
-	s.Cursor.Blink = false
-	return s
-}
-
 // inputRows are the editor's rows, drawn again only when what they show changed.
 func (m *Model) inputRows() []string {
-	key := fmt.Sprintf("%d:%d:%d:%p:%d\x00%s", m.width, m.input.Line(), m.input.Column(), m.st, m.input.Height(), m.input.Value())
+	key := fmt.Sprintf("%d:%d:%d:%p:%d:%d\x00%s", m.width, m.input.Line(), m.input.Column(), m.st, m.input.Height(), m.input.top, m.input.Value())
 	if key != m.inputKey {
 		m.inputKey, m.inputView = key, strings.Split(m.input.View(), "\n")
 	}
@@ -179,7 +151,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.BackgroundColorMsg:
 		if m.useColor {
 			m.st = newStyles(true, msg.IsDark())
-			m.input.SetStyles(inputStyles(m.st))
+			m.input.SetStyles(m.st)
 		}
 	case tea.KeyPressMsg:
 		cmds = append(cmds, m.key(msg))
@@ -202,10 +174,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.compacted(msg)
 	case editedMsg:
 		cmds = append(cmds, m.edited(msg))
-	default:
-		var c tea.Cmd
-		m.input, c = m.input.Update(msg)
-		cmds = append(cmds, c)
+	case clipboardMsg:
+		m.pasteClipboard(msg)
 	}
 	if m.quitting && !m.e.running() && !m.opening && !m.compacting {
 		cmds = append(cmds, tea.Quit)

@@ -3,8 +3,6 @@ package tui
 import (
 	"fmt"
 	"strings"
-
-	tea "charm.land/bubbletea/v2"
 )
 
 // A paste longer than pasteLines lines or pasteBytes bytes is shown collapsed in the
@@ -64,8 +62,9 @@ func (m *Model) deletePaste() bool {
 	for _, p := range m.pastes {
 		if strings.HasSuffix(before, p.tag) {
 			for range len([]rune(p.tag)) {
-				m.input, _ = m.input.Update(tea.KeyPressMsg{Code: tea.KeyBackspace})
+				m.input.backspace()
 			}
+			m.input.fit()
 			return true
 		}
 	}
