@@ -218,8 +218,8 @@ func TestMalformedMessagesAreRefusedNamingTheServer(t *testing.T) {
 			}))
 			defer m.Close()
 			info := m.Servers()[0]
-			if info.State != StateFailed || !errors.Is(info.Err, ErrServer) || !errors.Is(info.Err, ErrMalformed) || !strings.Contains(info.Err.Error(), "raw") {
-				t.Fatalf("state %s, error %v; want failed, naming server raw, wrapping ErrMalformed", info.State, info.Err)
+			if info.State != StateFailed || !errors.Is(info.Err, ErrServer) || !errors.Is(info.Err, errMalformed) || !strings.Contains(info.Err.Error(), "raw") {
+				t.Fatalf("state %s, error %v; want failed, naming server raw, wrapping errMalformed", info.State, info.Err)
 			}
 		})
 	}

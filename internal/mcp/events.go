@@ -71,7 +71,7 @@ func (e *eventReader) line(size *int) ([]byte, error) {
 		chunk, err := e.r.ReadSlice('\n')
 		*size += len(chunk)
 		if *size > maxMessage {
-			return nil, fmt.Errorf("%w: an event longer than %d MiB", ErrMalformed, maxMessage>>20)
+			return nil, fmt.Errorf("%w: an event longer than %d MiB", errMalformed, maxMessage>>20)
 		}
 		line = append(line, chunk...)
 		if errors.Is(err, bufio.ErrBufferFull) {

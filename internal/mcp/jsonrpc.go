@@ -18,9 +18,9 @@ const (
 	codeMethodNotFound = -32601
 )
 
-// ErrMalformed is wrapped by the error that ends a connection whose server sent something
+// errMalformed is wrapped by the error that ends a connection whose server sent something
 // that is not a JSON-RPC 2.0 message.
-var ErrMalformed = errors.New("malformed MCP message")
+var errMalformed = errors.New("malformed MCP message")
 
 // message is one JSON-RPC 2.0 message as it arrives: a request (method and id), a
 // notification (method, no id) or a response (id and result or error). Unknown members are
@@ -55,7 +55,7 @@ func isNull(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "
 
 // parseMessages decodes what one line, body or event holds: a message or (JSON-RPC batches,
 // which MCP 2025-03-26 allowed) an array of them. Anything else is an error wrapping
-// ErrMalformed that quotes the beginning of what came.
+// errMalformed that quotes the beginning of what came.
 func parseMessages(data []byte) ([]*message, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] == '[' {
@@ -121,7 +121,7 @@ func malformed(data []byte, err error) error {
 	if len(q) > show {
 		q = q[:show]
 	}
-	return fmt.Errorf("%w: %w: %q", ErrMalformed, err, q)
+	return fmt.Errorf("%w: %w: %q", errMalformed, err, q)
 }
 
 // outgoing is a message rein sends.

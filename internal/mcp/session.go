@@ -93,7 +93,7 @@ func (s *session) tools(ctx context.Context) ([]*mcpTool, error) {
 		}
 		for _, t := range page.Tools {
 			if t == nil || t.Name == "" {
-				return nil, fmt.Errorf("%w: tools/list answered a tool without a name", ErrMalformed)
+				return nil, fmt.Errorf("%w: tools/list answered a tool without a name", errMalformed)
 			}
 		}
 		all = append(all, page.Tools...)
@@ -101,12 +101,12 @@ func (s *session) tools(ctx context.Context) ([]*mcpTool, error) {
 			return all, nil
 		}
 		if seen[page.NextCursor] {
-			return nil, fmt.Errorf("%w: tools/list answered the cursor %q twice", ErrMalformed, page.NextCursor)
+			return nil, fmt.Errorf("%w: tools/list answered the cursor %q twice", errMalformed, page.NextCursor)
 		}
 		seen[page.NextCursor] = true
 		p.Cursor = page.NextCursor
 	}
-	return nil, fmt.Errorf("%w: tools/list went on for more than %d pages", ErrMalformed, maxToolPages)
+	return nil, fmt.Errorf("%w: tools/list went on for more than %d pages", errMalformed, maxToolPages)
 }
 
 // callTool calls one tool with args as given (a JSON object, or nothing).
@@ -143,7 +143,7 @@ func (s *session) request(ctx context.Context, method string, params, out any) e
 			return fmt.Errorf("%s: %w", method, a.err)
 		}
 		if err := json.Unmarshal(a.result, out); err != nil {
-			return fmt.Errorf("%w: the answer to %s: %w", ErrMalformed, method, err)
+			return fmt.Errorf("%w: the answer to %s: %w", errMalformed, method, err)
 		}
 		return nil
 	case <-ctx.Done():

@@ -48,7 +48,7 @@ func (t *stdioTransport) readLines(r io.Reader) {
 	}
 	switch err := sc.Err(); {
 	case errors.Is(err, bufio.ErrTooLong):
-		t.put(inbound{err: fmt.Errorf("%w: a line longer than %d MiB on its standard output", ErrMalformed, maxMessage>>20)})
+		t.put(inbound{err: fmt.Errorf("%w: a line longer than %d MiB on its standard output", errMalformed, maxMessage>>20)})
 	case err != nil && !errors.Is(err, io.ErrClosedPipe) && !errors.Is(err, os.ErrClosed):
 		t.put(inbound{err: fmt.Errorf("reading its standard output: %w", err)})
 	}

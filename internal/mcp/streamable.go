@@ -95,14 +95,14 @@ func (t *httpTransport) send(ctx context.Context, msg []byte, id int64) error {
 		case err != nil:
 			return fmt.Errorf("reading the answer: %w", err)
 		case len(body) > maxMessage:
-			return fmt.Errorf("%w: an answer longer than %d MiB", ErrMalformed, maxMessage>>20)
+			return fmt.Errorf("%w: an answer longer than %d MiB", errMalformed, maxMessage>>20)
 		}
 		t.put(inbound{data: body})
 	case "text/event-stream":
 		go t.stream(ctx, resp, id)
 	default:
 		resp.Body.Close()
-		return fmt.Errorf("%w: the answer's content type is %q, not application/json or text/event-stream", ErrMalformed, ct)
+		return fmt.Errorf("%w: the answer's content type is %q, not application/json or text/event-stream", errMalformed, ct)
 	}
 	return nil
 }
@@ -145,7 +145,7 @@ func (t *httpTransport) do(ctx context.Context, method string, body []byte, last
 		t.mu.Unlock()
 		if prev != "" && prev != sid {
 			resp.Body.Close()
-			return nil, fmt.Errorf("%w: the server changed the session id from %q to %q", ErrMalformed, prev, sid)
+			return nil, fmt.Errorf("%w: the server changed the session id from %q to %q", errMalformed, prev, sid)
 		}
 	}
 	return resp, nil
