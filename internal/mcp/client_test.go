@@ -306,3 +306,50 @@ func TestAnswerStreamIsResumed(t *testing.T) {
 		t.Fatalf("a stream cut without an event id: %v (context %v)", err, ctx.Err())
 	}
 }
+
+func TestHTTPSessionTheServerEndedIsStartedAgain(t *testing.T) {
+	srv := pagedServer(1)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var mu sync.Mutex
+	forget := false
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		f := forget && r.Header.Get("Mcp-Session-Id") != ""
+		forget = forget && !f
+		mu.Unlock()
+		if f {
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	m := Open(context.Background(), Options{Servers: []Server{{Name: "web", Type: TypeHTTP, URL: ts.URL}}, StartTimeout: 10 * time.Second})
+	defer m.Close()
+	mu.Lock()
+	forget = true
+	mu.Unlock()
+	if _, err := m.Call(context.Background(), "web", "t0", json.RawMessage(`{"text":"a"}`)); err == nil || !strings.Contains(err.Error(), "ended the session") {
+		t.Fatalf("a call to a session the server ended: %v", err)
+	}
+	if st := m.Servers()[0].State; st != StateCrashed {
+		t.Errorf("state: %s, want %s", st, StateCrashed)
+	}
+	out, err := m.Call(context.Background(), "web", "t0", json.RawMessage(`{"text":"b"}`))
+	if err != nil || text2(out) != "t0: b" {
+		t.Fatalf("the call after: %q %v", text2(out), err)
+	}
+}
+
+func TestOverlongLineEndsTheConnection(t *testing.T) {
+	m := Open(context.Background(), rawServer(t, func(method string, id json.RawMessage) []string {
+		if method == methodInitialize {
+			return []string{`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"x":"` + strings.Repeat("x", maxMessage) + `"}}`}
+		}
+		return nil
+	}))
+	defer m.Close()
+	if info := m.Servers()[0]; info.State != StateFailed || !errors.Is(info.Err, errMalformed) || !strings.Contains(info.Err.Error(), "longer than 32 MiB") {
+		t.Fatalf("a 32 MiB line: %s %v", info.State, info.Err)
+	}
+}
