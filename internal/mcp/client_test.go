@@ -90,6 +90,7 @@ func TestServerRequestsAreAnswered(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "asks", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		ping := req.Session.Ping(ctx, nil)
+		//lint:ignore SA1019 a server request rein does not offer, sent without the SDK checking capabilities first
 		_, roots := req.Session.ListRoots(ctx, nil)
 		var code int64
 		if werr := (*jsonrpc.Error)(nil); errors.As(roots, &werr) {
