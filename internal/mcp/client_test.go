@@ -354,3 +354,39 @@ func TestOverlongLineEndsTheConnection(t *testing.T) {
 		t.Fatalf("a 32 MiB line: %s %v", info.State, info.Err)
 	}
 }
+
+func TestServerThatStopsReadingDoesNotHoldACall(t *testing.T) {
+	m := Open(context.Background(), Options{Servers: []Server{{Name: "deaf", Command: "unused"}}, StartTimeout: 5 * time.Second,
+		Transport: func(Server) (io.ReadCloser, io.WriteCloser) {
+			toClient, fromServer := io.Pipe()
+			toServer, fromClient := io.Pipe()
+			go func() {
+				sc := bufio.NewScanner(toServer)
+				for sc.Scan() {
+					var m struct {
+						ID     json.RawMessage `json:"id"`
+						Method string          `json:"method"`
+					}
+					_ = json.Unmarshal(sc.Bytes(), &m)
+					switch m.Method {
+					case methodInitialize:
+						fmt.Fprintf(fromServer, initAnswer+"\n", m.ID)
+					case methodToolsList:
+						fmt.Fprintf(fromServer, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"x"}]}}`+"\n", m.ID)
+						return // reads nothing more: the next write blocks
+					}
+				}
+			}()
+			return toClient, fromClient
+		}})
+	defer m.Close()
+	if st := m.Servers()[0]; st.State != StateConnected {
+		t.Fatalf("%s %v", st.State, st.Err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	// Before the write gave up with its context, this call never returned.
+	if _, err := m.Call(ctx, "deaf", "x", nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a call to a server that stopped reading: %v", err)
+	}
+}

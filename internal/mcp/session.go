@@ -148,7 +148,7 @@ func (s *session) request(ctx context.Context, method string, params, out any) e
 		return nil
 	case <-ctx.Done():
 		if method != methodInitialize {
-			s.cancelled(raw, ctx.Err())
+			go s.cancelled(raw, ctx.Err())
 		}
 		return ctx.Err()
 	case <-s.done:

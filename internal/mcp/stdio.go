@@ -64,13 +64,26 @@ func (t *stdioTransport) put(in inbound) bool {
 	}
 }
 
-func (t *stdioTransport) send(_ context.Context, msg []byte, _ int64) error {
-	t.wmu.Lock()
-	defer t.wmu.Unlock()
-	if _, err := t.w.Write(append(msg, '\n')); err != nil {
-		return fmt.Errorf("writing to its standard input: %w", err)
+// send writes one line; it gives up when ctx ends first (a server that stops reading its
+// input would otherwise hold the call past its time limit). The write goes on until it
+// completes or close ends it: lines are never interleaved.
+func (t *stdioTransport) send(ctx context.Context, msg []byte, _ int64) error {
+	done := make(chan error, 1)
+	go func() {
+		t.wmu.Lock()
+		defer t.wmu.Unlock()
+		_, err := t.w.Write(append(msg, '\n'))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("writing to its standard input: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("writing to its standard input: %w", ctx.Err())
 	}
-	return nil
 }
 
 func (t *stdioTransport) inbox() <-chan inbound { return t.in }
