@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -11,16 +12,18 @@ import (
 	"github.com/reinhq/rein/internal/llm"
 )
 
-// inMemory connects a Manager to srv over the go-sdk's in-memory transport.
+// inMemory connects a Manager to srv over pipes, rein's client and the go-sdk's server both
+// speaking the stdio transport's framing.
 func inMemory(t *testing.T, srv *mcp.Server, name string) *Manager {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	m := Open(ctx, Options{Servers: []Server{{Name: name, Command: "unused"}}, StartTimeout: 10 * time.Second,
-		Transport: func(Server) mcp.Transport {
-			client, server := mcp.NewInMemoryTransports()
-			go func() { _ = srv.Run(ctx, server) }()
-			return client
+		Transport: func(Server) (io.ReadCloser, io.WriteCloser) {
+			toClient, fromServer := io.Pipe()
+			toServer, fromClient := io.Pipe()
+			go func() { _ = srv.Run(ctx, &mcp.IOTransport{Reader: toServer, Writer: fromServer}) }()
+			return toClient, fromClient
 		}})
 	t.Cleanup(func() { _ = m.Close() })
 	if st := m.Servers()[0]; st.State != StateConnected {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path"
@@ -11,8 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reinhq/rein/internal/proc"
 )
@@ -44,9 +43,10 @@ type Options struct {
 	StartTimeout, CallTimeout time.Duration
 	// Version is rein's, sent as the client version.
 	Version string
-	// Transport, when set, makes the transport of every server instead of its type (a test
-	// seam for in-memory servers).
-	Transport func(Server) mcp.Transport
+	// Transport, when set, connects to every server instead of its type: the server's
+	// output to read and its input to write, in the stdio transport's framing (a test seam
+	// for in-memory servers).
+	Transport func(Server) (io.ReadCloser, io.WriteCloser)
 }
 
 // Manager holds the connections to the configured servers for one run. It is safe for
@@ -201,7 +201,7 @@ func (m *Manager) Servers() []ServerInfo {
 		info := ServerInfo{Name: s.cfg.Name, Source: s.cfg.Source, Type: s.cfg.Type, State: s.state, Err: s.err, Instructions: s.instructions}
 		for _, t := range s.tools {
 			info.Tools = append(info.Tools, ToolInfo{Name: ToolName(s.cfg.Name, t.Name), MCPName: t.Name, Description: t.Description,
-				ReadOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint})
+				ReadOnly: t.readOnly()})
 		}
 		s.mu.Unlock()
 		if info.Type == "" {
@@ -235,7 +235,8 @@ func (m *Manager) Call(ctx context.Context, serverName, tool string, args json.R
 	return convert(res), nil
 }
 
-func rawArgs(args []byte) any {
+// rawArgs is a call's arguments as given, nil (left out of the request) when there are none.
+func rawArgs(args []byte) json.RawMessage {
 	if len(strings.TrimSpace(string(args))) == 0 {
 		return nil
 	}

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/tool"
 )
@@ -31,10 +29,10 @@ type Details struct {
 	Omitted int `json:"omitted,omitempty"`
 }
 
-// convert turns a CallToolResult into capped content: text blocks (and resources' text,
+// convert turns a tools/call result into capped content: text blocks (and resources' text,
 // resource links, the structured content when no text carries it) joined into one text
 // part cut to tool.MaxLines / tool.MaxBytes; images kept up to maxImageBytes each.
-func convert(res *mcp.CallToolResult) Output {
+func convert(res *callToolResult) Output {
 	var out Output
 	var texts []string
 	var images []llm.Part
@@ -43,20 +41,20 @@ func convert(res *mcp.CallToolResult) Output {
 		texts = append(texts, fmt.Sprintf(format, args...))
 	}
 	for _, c := range res.Content {
-		switch c := c.(type) {
-		case *mcp.TextContent:
+		switch c.Type {
+		case "text":
 			texts = append(texts, c.Text)
-		case *mcp.ImageContent:
+		case "image":
 			if len(c.Data) > maxImageBytes {
 				note("[image (%s, %s) omitted: larger than %s]", c.MIMEType, tool.FormatSize(len(c.Data)), tool.FormatSize(maxImageBytes))
 				continue
 			}
 			images = append(images, llm.Part{Type: llm.PartImage, MIMEType: c.MIMEType, Data: c.Data})
-		case *mcp.AudioContent:
+		case "audio":
 			note("[audio (%s, %s) omitted: rein does not pass audio to models]", c.MIMEType, tool.FormatSize(len(c.Data)))
-		case *mcp.ResourceLink:
+		case "resource_link":
 			texts = append(texts, fmt.Sprintf("[resource link: %s (%s)]", c.URI, c.Name))
-		case *mcp.EmbeddedResource:
+		case "resource":
 			switch r := c.Resource; {
 			case r == nil:
 			case r.Text != "":
@@ -65,12 +63,16 @@ func convert(res *mcp.CallToolResult) Output {
 				note("[resource %s (%s, %s of binary data) omitted]", r.URI, r.MIMEType, tool.FormatSize(len(r.Blob)))
 			}
 		default:
-			note("[a %T content block omitted]", c)
+			note("[a %q content block omitted]", c.Type)
 		}
 	}
-	if len(texts) == 0 && res.StructuredContent != nil {
-		if b, err := json.Marshal(res.StructuredContent); err == nil {
-			texts = append(texts, string(b))
+	if len(texts) == 0 && !isNull(res.StructuredContent) {
+		// Compact, keys sorted: the same bytes whatever spacing the server used.
+		var v any
+		if err := json.Unmarshal(res.StructuredContent, &v); err == nil {
+			if b, err := json.Marshal(v); err == nil {
+				texts = append(texts, string(b))
+			}
 		}
 	}
 	text := strings.Join(texts, "\n")

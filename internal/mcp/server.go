@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/reinhq/rein/internal/proc"
 )
 
@@ -41,14 +39,14 @@ type server struct {
 	conn         *conn
 	state        string
 	err          error
-	tools        []*mcp.Tool
+	tools        []*mcpTool
 	instructions string
 	restarts     int
 }
 
 // conn is one live session with a server.
 type conn struct {
-	session *mcp.ClientSession
+	session *session
 	proc    *proc.Process // nil for HTTP
 	stderr  *proc.Tail
 	dead    chan struct{} // closed when the session ended
@@ -59,12 +57,12 @@ type conn struct {
 func (s *server) connect(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.m.opts.StartTimeout)
 	defer cancel()
-	c, init, err := s.open(ctx)
+	c, err := s.open(ctx)
 	if err != nil {
 		s.setFailed(err)
 		return err
 	}
-	tools, err := listTools(ctx, c.session)
+	tools, err := c.session.tools(ctx)
 	if err != nil {
 		err = s.describe(c, fmt.Errorf("listing its tools: %w", err))
 		c.close()
@@ -73,14 +71,14 @@ func (s *server) connect(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	s.conn, s.state, s.err, s.tools = c, StateConnected, nil, tools
-	s.instructions = init.Instructions
+	s.instructions = c.session.init.Instructions
 	s.mu.Unlock()
 	go func() {
-		_ = c.session.Wait()
+		why := c.session.wait()
 		close(c.dead)
 		s.mu.Lock()
 		if s.conn == c && s.state == StateConnected {
-			s.state, s.err = StateCrashed, s.describe(c, errors.New("the connection ended"))
+			s.state, s.err = StateCrashed, s.describe(c, why)
 		}
 		s.mu.Unlock()
 	}()
@@ -93,15 +91,16 @@ func (s *server) setFailed(err error) {
 	s.mu.Unlock()
 }
 
-// open makes the transport and connects a client session over it.
-func (s *server) open(ctx context.Context) (*conn, *mcp.InitializeResult, error) {
+// open makes the transport and initializes a session over it.
+func (s *server) open(ctx context.Context) (*conn, error) {
 	c := &conn{dead: make(chan struct{})}
-	var t mcp.Transport
+	var t transport
 	switch {
 	case s.m.opts.Transport != nil:
-		t = s.m.opts.Transport(s.cfg)
+		r, w := s.m.opts.Transport(s.cfg)
+		t = newStdioTransport(r, w)
 	case s.cfg.Type == TypeHTTP:
-		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.m.httpClient(s.cfg.Headers), MaxRetries: 1, DisableStandaloneSSE: true}
+		t = newHTTPTransport(s.cfg.URL, s.m.httpClient(s.cfg.Headers))
 	default:
 		c.stderr = proc.NewTail(stderrTail)
 		p, err := proc.Start(s.m.life, proc.Spec{
@@ -110,38 +109,18 @@ func (s *server) open(ctx context.Context) (*conn, *mcp.InitializeResult, error)
 			Contain: true, Journal: s.m.opts.Journal,
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %s: %w", ErrServer, s.cfg.Name, err)
+			return nil, fmt.Errorf("%w: %s: %w", ErrServer, s.cfg.Name, err)
 		}
 		c.proc = p
-		t = &mcp.IOTransport{Reader: p.Stdout, Writer: p.Stdin}
+		t = newStdioTransport(p.Stdout, p.Stdin)
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "rein", Version: s.m.opts.Version}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { go s.relist(c) },
-	})
-	session, err := client.Connect(ctx, t, nil)
-	if err != nil {
+	c.session = newSession(t, func() { s.relist(c) })
+	if err := c.session.initialize(ctx, s.m.opts.Version); err != nil {
 		err = s.describe(c, fmt.Errorf("initializing: %w", err))
 		c.close()
-		return nil, nil, err
+		return nil, err
 	}
-	c.session = session
-	init := session.InitializeResult()
-	if init == nil {
-		init = &mcp.InitializeResult{}
-	}
-	return c, init, nil
-}
-
-// listTools lists every page of tools.
-func listTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
-	var tools []*mcp.Tool
-	for t, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			return nil, err
-		}
-		tools = append(tools, t)
-	}
-	return tools, nil
+	return c, nil
 }
 
 // relist fetches the tool list again after a tools/list_changed notification; a failed
@@ -149,7 +128,7 @@ func listTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) 
 func (s *server) relist(c *conn) {
 	ctx, cancel := context.WithTimeout(s.m.life, s.m.opts.StartTimeout)
 	defer cancel()
-	tools, err := listTools(ctx, c.session)
+	tools, err := c.session.tools(ctx)
 	if err != nil {
 		return
 	}
@@ -187,7 +166,7 @@ func (s *server) describe(c *conn, err error) error {
 // close ends the session and the process.
 func (c *conn) close() {
 	if c.session != nil {
-		_ = c.session.Close()
+		_ = c.session.close()
 	}
 	if c.proc != nil {
 		c.proc.Stop(2 * time.Second)
@@ -237,7 +216,7 @@ func (s *server) live(ctx context.Context) (*conn, error) {
 
 // call calls one tool of the server. A connection that ends during the call is one error
 // naming what ended it; the next call starts the server again.
-func (s *server) call(ctx context.Context, name string, args []byte) (*mcp.CallToolResult, error) {
+func (s *server) call(ctx context.Context, name string, args []byte) (*callToolResult, error) {
 	c, err := s.live(ctx)
 	if err != nil {
 		return nil, err
@@ -247,7 +226,7 @@ func (s *server) call(ctx context.Context, name string, args []byte) (*mcp.CallT
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: rawArgs(args)})
+	res, err := c.session.callTool(ctx, name, args)
 	if err == nil {
 		return res, nil
 	}

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/reinhq/rein/internal/tool"
 )
 
@@ -88,12 +86,9 @@ func (m *Manager) Tools() ([]*Tool, []string) {
 	return out, problems
 }
 
-func newTool(s *server, mt *mcp.Tool) (*Tool, error) {
+func newTool(s *server, mt *mcpTool) (*Tool, error) {
 	name := ToolName(s.cfg.Name, mt.Name)
-	schema, err := json.Marshal(mt.InputSchema)
-	if err != nil || mt.InputSchema == nil {
-		schema = json.RawMessage(`{"type":"object"}`)
-	}
+	schema := normalSchema(mt.InputSchema)
 	desc := mt.Description
 	if mt.Title != "" && !strings.Contains(desc, mt.Title) {
 		desc = mt.Title + ". " + desc
@@ -101,7 +96,7 @@ func newTool(s *server, mt *mcp.Tool) (*Tool, error) {
 	if len(desc) > maxDescription {
 		desc = desc[:maxDescription] + "…"
 	}
-	readOnly := mt.Annotations != nil && mt.Annotations.ReadOnlyHint
+	readOnly := mt.readOnly()
 	spec := tool.Spec{Name: name, Description: fmt.Sprintf("%s\n\n(MCP tool %q of server %s)", strings.TrimSpace(desc), mt.Name, s.cfg.Name),
 		Schema: schema, Sequential: !readOnly, Replay: tool.ReplayNever}
 	if readOnly {
@@ -113,4 +108,19 @@ func newTool(s *server, mt *mcp.Tool) (*Tool, error) {
 		}
 	}
 	return &Tool{srv: s, mcpName: mt.Name, spec: spec}, nil
+}
+
+// normalSchema is a tool's input schema re-encoded compact with sorted keys (the same bytes
+// in every request whatever spacing the server used); a missing or unreadable one is an
+// object schema without properties.
+func normalSchema(raw json.RawMessage) json.RawMessage {
+	var v any
+	if isNull(raw) || json.Unmarshal(raw, &v) != nil {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	return b
 }
