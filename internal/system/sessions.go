@@ -1,6 +1,7 @@
 package system
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -122,16 +123,42 @@ func FindSession(home, cwd, ref string) (SessionDir, error) {
 	return SessionDir{}, fmt.Errorf("%w: no session %q (see rein session ls)", ErrNoSession, ref)
 }
 
-// LatestSession returns the most recently updated session of the working directory.
+// LatestSession returns the most recently updated session of the working directory that was
+// ever completely created: a session's header is made durable with its first model call, so a
+// power loss before that can leave a directory whose ledger has no complete first line, which
+// nothing was recorded in; continuing skips it (rein session ls still lists it).
 func LatestSession(home, cwd string) (SessionDir, error) {
 	all, err := ListSessions(ProjectSessions(home, cwd))
 	if err != nil {
 		return SessionDir{}, err
 	}
-	if len(all) == 0 {
-		return SessionDir{}, fmt.Errorf("%w: no session in this directory yet to continue (start one with rein -p)", ErrNoSession)
+	for _, sd := range all {
+		if hasHeaderLine(filepath.Join(sd.Dir, "ledger.jsonl")) {
+			return sd, nil
+		}
 	}
-	return all[0], nil
+	return SessionDir{}, fmt.Errorf("%w: no session in this directory yet to continue (start one with rein -p)", ErrNoSession)
+}
+
+// hasHeaderLine reports whether the ledger's first line is complete (ends with a newline).
+func hasHeaderLine(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for read := 0; read < 1<<20; {
+		n, err := f.Read(buf)
+		if bytes.IndexByte(buf[:n], '\n') >= 0 {
+			return true
+		}
+		read += n
+		if err != nil {
+			return false
+		}
+	}
+	return false
 }
 
 // SessionIDOf is the id of the session a directory holds: the directory's name (rein names a
