@@ -72,8 +72,10 @@ func (w *bodyWriter) join() []byte {
 // "system", user text and images, assistant text and tool calls (thinking is not sent back: the
 // chat wire has no field for it), and tool results as role "tool". Images in tool results,
 // which role "tool" cannot carry, follow the run of tool results as one user message. With a
-// cache, messages the cache holds are neither encoded nor copied again.
-func appendMessages(w *bodyWriter, system string, history []llm.Message, cache *msgCache) {
+// cache, messages the cache holds are neither encoded nor copied again, and those the request's
+// lineage vouches for are not even read ([msgCache.vouched]).
+func appendMessages(w *bodyWriter, req *llm.Request, cache *msgCache) {
+	system, history := req.System, req.Messages
 	w.b = append(w.b, '[')
 	first := true
 	sep := func() {
@@ -102,17 +104,41 @@ func appendMessages(w *bodyWriter, system string, history []llm.Message, cache *
 		w.b = append(w.b, "]}"...)
 		images = nil
 	}
-	healed := llm.Heal(history)
 	if cache != nil {
 		cache.mu.Lock()
 		defer cache.mu.Unlock()
 	}
-	for i := range healed {
+	healed, vouched, mark := cache.vouched(req, history)
+	cached := func(from, to int) {
+		if from == to {
+			return
+		}
+		if first { // every cached encoding starts with its comma
+			from++
+		}
+		first = false
+		w.cached(from, to)
+	}
+	for i := 0; i < len(healed); i++ {
+		if i < vouched && !cache.entries[i].image {
+			e := &cache.entries[i]
+			if i >= cache.lastImage && len(images) == 0 {
+				// No image from here to the last vouched message: one run of the cache's bytes.
+				cached(e.from, cache.entries[vouched-1].to)
+				i = vouched - 1
+				continue
+			}
+			if llm.Role(e.role) != llm.RoleTool {
+				flush()
+			}
+			cached(e.from, e.to)
+			continue
+		}
 		m := &healed[i]
 		if m.Role != llm.RoleTool {
 			flush()
 		}
-		if (m.Role == llm.RoleUser || m.Role == llm.RoleTool) && hasImage(m.Content) {
+		if withImages(m) {
 			cache.placeholder(i)
 			sep()
 			if m.Role == llm.RoleUser {
@@ -136,20 +162,19 @@ func appendMessages(w *bodyWriter, system string, history []llm.Message, cache *
 			}
 			continue
 		}
-		from, to := cache.encoding(i, m)
-		if from == to {
-			continue
-		}
-		if first { // every cached encoding starts with its comma
-			from++
-		}
-		first = false
-		w.cached(from, to)
+		cached(cache.encoding(i, m))
 	}
 	flush()
 	if cache != nil {
 		cache.truncate(len(healed))
+		cache.remember(req.Lineage, mark)
 		w.hist = cache.hist
 	}
 	w.b = append(w.b, ']')
+}
+
+// withImages reports whether m is sent with images (a user message or tool result holding
+// some): such messages are encoded for every request, never cached.
+func withImages(m *llm.Message) bool {
+	return (m.Role == llm.RoleUser || m.Role == llm.RoleTool) && hasImage(m.Content)
 }
