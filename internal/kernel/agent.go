@@ -131,6 +131,10 @@ type run struct {
 	overflowRetried bool
 	hk              runHooks
 	ids             *callIDs
+	// lineage names the context while it only grows: the requests built from it vouch for
+	// that ([llm.Request.Lineage]). Nil until a request needs one; set to nil whenever the
+	// context may have changed otherwise (see [run.grows]).
+	lineage *llm.Lineage
 }
 
 // Run adds prompt to history and loops until the model stops, a budget is reached, the

@@ -46,6 +46,7 @@ const EventCompaction EventType = "compaction"
 // with no entry and leaves the context as it was.
 func (r *run) compact(turn int, instructions string) error {
 	cfg := &r.cfg
+	r.lineage = nil // the context is replaced (and before_compact hooks see it)
 	supplied, err := r.beforeCompact(turn, instructions)
 	if err != nil {
 		return err

@@ -37,6 +37,10 @@
 //     *[HookError] (matching [ErrHookBlocked]); a stop asked during a tool batch takes effect
 //     once the batch is recorded. session_start runs once per Agent, session_end on [Agent.End].
 //     [Agent.Replay] runs no hooks.
+//   - A run's requests carry one [llm.Request.Lineage] while its context only grows: none
+//     while Config.ContextHooks or hooks at a point whose payload holds the context's messages
+//     (context, before_provider_request, turn_end) may edit it; a compaction or a stop hook
+//     starts a new one. Adapters may then skip reading the messages an earlier request had.
 //   - A batch runs in parallel unless one of its tools is [tool.Spec.Sequential]. Preflight
 //     (lookup, validation, gate) and intents happen in source order; tool_end events arrive in
 //     completion order; results enter the context in source order.

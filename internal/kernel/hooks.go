@@ -146,10 +146,18 @@ func (r *run) beforeAgentStart(prompt *llm.Message) (*llm.Message, error) {
 }
 
 // request builds the model request of a turn: the context through Config.ContextHooks and the
-// context hooks, then the before_provider_request hooks. Nothing is recorded yet.
+// context hooks, then the before_provider_request hooks. Nothing is recorded yet. The request
+// carries the run's lineage when its messages are the context and the context only grew since
+// the lineage's previous request ([run.grows]).
 func (r *run) request(turn int) (*llm.Request, error) {
 	cfg := &r.cfg
 	msgs := r.context
+	grows := r.grows()
+	if !grows {
+		r.lineage = nil // the hooks below may edit the context: later requests start anew
+	} else if r.lineage == nil {
+		r.lineage = llm.NewLineage()
+	}
 	for _, h := range cfg.ContextHooks {
 		var err error
 		if msgs, err = h.Context(r.ctx, msgs); err != nil {
@@ -171,6 +179,9 @@ func (r *run) request(turn int) (*llm.Request, error) {
 		Thinking:  cfg.Thinking,
 		SessionID: cfg.SessionID,
 	}
+	if grows {
+		req.Lineage = r.lineage
+	}
 	if cfg.Hooks != nil {
 		ev := &hooks.BeforeProviderRequest{Turn: turn, Request: req}
 		if err := r.hook(ev); err != nil {
@@ -181,6 +192,34 @@ func (r *run) request(turn int) (*llm.Request, error) {
 		}
 	}
 	return req, nil
+}
+
+// messagePoints are the hook points whose payloads hold messages of the context (or the
+// request built from it) between one request and the next.
+var messagePoints = []hooks.Point{hooks.PointContext, hooks.PointBeforeProviderRequest, hooks.PointTurnEnd}
+
+// grows reports whether the context, as the next request sends it, can only have grown since
+// the previous request: no Config.ContextHooks, and no hook at a point whose payload holds the
+// context's messages (hooks must not edit them in place, but nothing checks a hook). Hooks
+// that cannot say which points they serve (no Has method, as *hooks.Registry has) count as
+// hooks at every point. Compaction and stop hooks end the lineage where they run.
+func (r *run) grows() bool {
+	if len(r.cfg.ContextHooks) > 0 {
+		return false
+	}
+	if r.cfg.Hooks == nil {
+		return true
+	}
+	h, ok := r.cfg.Hooks.(interface{ Has(hooks.Point) bool })
+	if !ok {
+		return false
+	}
+	for _, p := range messagePoints {
+		if h.Has(p) {
+			return false
+		}
+	}
+	return true
 }
 
 // beforeTool runs the before_tool hooks on a call the gate allowed. It returns the call's
@@ -275,6 +314,7 @@ func (r *run) stopHooks(turn int, msg *llm.Message) (bool, error) {
 	if r.cfg.Hooks == nil {
 		return false, nil
 	}
+	r.lineage = nil // the hooks see the last message of the context
 	ev := &hooks.Stop{Turn: turn, Message: msg, Active: r.hk.continued}
 	if err := r.hook(ev); err != nil || ev.Continue == "" {
 		return false, err

@@ -77,7 +77,7 @@ func scenario(t testing.TB, yaml string) llm.Model {
 	if err != nil {
 		t.Fatalf("scenario: %v", err)
 	}
-	return m
+	return &vouching{t: t, next: m} // every test checks what the requests' lineages vouch for
 }
 
 func newAgent(t *testing.T, model llm.Model, rec kernel.Recorder, tools ...tool.Tool) (*kernel.Agent, *[]kernel.Event) {

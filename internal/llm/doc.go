@@ -17,6 +17,10 @@
 //     record); a request whose response headers never come is a retryable [KindTimeout].
 //   - Tool-call arguments are kept exactly as the model produced them ([ToolCall.Arguments]), even
 //     when they are not valid JSON: validation belongs to the caller.
+//   - An adapter that keeps what it derived from earlier requests (encodings, [Heal]'s check)
+//     reuses it without reading the messages again only for a request of the same
+//     [Request.Lineage]; any other request's messages are compared with what was kept, so an
+//     edit, a fork or a compaction is never sent stale.
 //   - Adapters do not retry. Retrying is the job of the [Retry] decorator, which honours the
 //     server's retry-after and classifies errors by [Error.Retryable].
 package llm

@@ -23,13 +23,36 @@ const NoResultText = "No result provided"
 // copies: Heal then reads each message once and allocates nothing. The result may share msgs'
 // elements either way (a healed copy is shallow too), so callers must not modify it.
 func Heal(msgs []Message) []Message {
-	if healthy(msgs) {
+	healed, _ := HealGrown(msgs, HealMark{})
+	return healed
+}
+
+// HealMark is where Heal's check of a history that needed no healing ended, so that the check
+// of the same history grown since goes on from there ([HealGrown]). The zero value is the
+// start of any history.
+type HealMark struct {
+	n       int // messages checked
+	last    int // 1 + the index of the assistant message the results at the end follow; 0: none
+	results int // tool results since that message
+}
+
+// Len returns the number of messages the mark covers.
+func (m HealMark) Len() int { return m.n }
+
+// HealGrown is [Heal] for a history whose first mark.Len() messages are, unmodified, those
+// of the history mark was returned for (the caller vouches for it, for example through a
+// [Request.Lineage]): only the messages after them are read, so a growing history costs what
+// its new messages cost. It returns the healed history and, when msgs needed no healing (they
+// are returned as they are), the mark at their end; otherwise the zero mark. A mark longer
+// than msgs is ignored: the check starts at the first message.
+func HealGrown(msgs []Message, mark HealMark) ([]Message, HealMark) {
+	if next, ok := check(msgs, mark); ok {
 		if msgs == nil {
-			return []Message{}
+			return []Message{}, next
 		}
-		return msgs[:len(msgs):len(msgs)]
+		return msgs[:len(msgs):len(msgs)], next
 	}
-	return healCopy(msgs)
+	return healCopy(msgs), HealMark{}
 }
 
 // healCopy is Heal building its result message by message.
@@ -80,36 +103,43 @@ func healCopy(msgs []Message) []Message {
 	return out
 }
 
-// healthy reports whether Heal would return msgs unchanged: no failed assistant message, and
-// the tool results after each assistant message answer its calls exactly, in any order, each
-// once, before the next message of another role (results after a user message or at the start
-// answer nothing). It allocates nothing.
-func healthy(msgs []Message) bool {
-	var last *Message // the assistant message the current run of results follows
-	results := 0      // results since last
-	for i := range msgs {
+// check reports whether Heal would return msgs unchanged, reading them from mark on: no
+// failed assistant message, and the tool results after each assistant message answer its calls
+// exactly, in any order, each once, before the next message of another role (results after a
+// user message or at the start answer nothing). It returns the mark at the end of msgs and
+// allocates nothing.
+func check(msgs []Message, mark HealMark) (HealMark, bool) {
+	s := mark
+	if s.n > len(msgs) {
+		s = HealMark{}
+	}
+	for i := s.n; i < len(msgs); i++ {
 		m := &msgs[i]
 		switch m.Role {
 		case RoleTool:
-			if last == nil || !answers(last, msgs[i-results:i], m.ToolCallID) {
-				return false
+			if s.last == 0 || !answers(&msgs[s.last-1], msgs[i-s.results:i], m.ToolCallID) {
+				return HealMark{}, false
 			}
-			results++
+			s.results++
 			continue
 		case RoleAssistant:
 			if m.Failed() {
-				return false
+				return HealMark{}, false
 			}
 		}
-		if last != nil && countCalls(last) != results {
-			return false // a call without a result
+		if s.last != 0 && countCalls(&msgs[s.last-1]) != s.results {
+			return HealMark{}, false // a call without a result
 		}
-		last, results = nil, 0
+		s.last, s.results = 0, 0
 		if m.Role == RoleAssistant {
-			last = m
+			s.last = i + 1
 		}
 	}
-	return last == nil || countCalls(last) == results
+	s.n = len(msgs)
+	if s.last != 0 && countCalls(&msgs[s.last-1]) != s.results {
+		return HealMark{}, false
+	}
+	return s, true
 }
 
 // answers reports whether id names a call of a whose result is not among earlier.

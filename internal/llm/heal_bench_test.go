@@ -35,3 +35,20 @@ func BenchmarkHeal(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHealGrown heals the same history as BenchmarkHeal from the mark of the previous
+// turn's history (a request of the same lineage): only the turn's two messages are read.
+func BenchmarkHealGrown(b *testing.B) {
+	for _, turns := range []int{50, 500} {
+		msgs := loopHistory(turns)
+		_, mark := HealGrown(msgs[:len(msgs)-2], HealMark{})
+		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if got, next := HealGrown(msgs, mark); len(got) != len(msgs) || next.Len() != len(msgs) {
+					b.Fatal(len(got), next.Len())
+				}
+			}
+		})
+	}
+}

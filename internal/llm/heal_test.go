@@ -99,14 +99,70 @@ func TestHealFastPath(t *testing.T) {
 		if diff := cmp.Diff(want, Heal(msgs), cmpopts.EquateEmpty()); diff != "" {
 			t.Fatalf("Heal(%v) (-healCopy +Heal):\n%s", msgs, diff)
 		}
-		if healthy(msgs) {
+		if _, ok := check(msgs, HealMark{}); ok {
 			passed++
 			if diff := cmp.Diff(msgs, want, cmpopts.EquateEmpty()); diff != "" {
-				t.Fatalf("healthy(%v), but healing changes it:\n%s", msgs, diff)
+				t.Fatalf("check(%v) passes, but healing changes it:\n%s", msgs, diff)
 			}
 		}
 	}
 	if passed < 1000 {
 		t.Fatalf("only %d random histories took the fast path", passed)
+	}
+}
+
+// TestHealGrownGoesOnFromTheMark checks, on random histories, that Heal's check resumed from
+// the mark of any healthy prefix decides as the check from the start does and ends at the same
+// mark, and that HealGrown returns what Heal returns.
+func TestHealGrownGoesOnFromTheMark(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	ids := []string{"a", "b", "c"}
+	resumed := 0
+	for range 20000 {
+		var msgs []Message
+		for range rng.IntN(10) {
+			switch rng.IntN(5) {
+			case 0:
+				msgs = append(msgs, UserText("u"))
+			case 1:
+				m := Message{Role: RoleAssistant, StopReason: StopToolUse}
+				for range rng.IntN(3) {
+					m.Content = append(m.Content, Call(ids[rng.IntN(len(ids))], "read", "{}"))
+				}
+				if rng.IntN(10) == 0 {
+					m.StopReason = StopAborted
+				}
+				msgs = append(msgs, m)
+			default:
+				msgs = append(msgs, ToolResultText(&ToolCall{ID: ids[rng.IntN(len(ids))], Name: "read"}, "r", false))
+			}
+		}
+		whole, wholeOK := check(msgs, HealMark{})
+		for k := range len(msgs) + 1 {
+			mark, ok := check(msgs[:k], HealMark{})
+			if !ok {
+				continue
+			}
+			resumed++
+			got, gotOK := check(msgs, mark)
+			if got != whole || gotOK != wholeOK {
+				t.Fatalf("check of %v from the mark of its first %d messages: %+v %v, from the start: %+v %v", msgs, k, got, gotOK, whole, wholeOK)
+			}
+			healed, next := HealGrown(msgs, mark)
+			if diff := cmp.Diff(Heal(msgs), healed, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("HealGrown(%v, mark of %d) (-Heal +HealGrown):\n%s", msgs, k, diff)
+			}
+			if wantLen := map[bool]int{true: len(msgs), false: 0}[wholeOK]; next.Len() != wantLen {
+				t.Fatalf("HealGrown(%v): mark of %d messages, want %d", msgs, next.Len(), wantLen)
+			}
+		}
+	}
+	if resumed < 20000 {
+		t.Fatalf("only %d checks resumed from a mark", resumed)
+	}
+	// A mark longer than the history is ignored.
+	long, _ := check(loopHistory(3), HealMark{})
+	if got, ok := check([]Message{UserText("u"), {Role: RoleTool, ToolCallID: "x"}}, long); ok || got != (HealMark{}) {
+		t.Fatalf("a mark longer than the history was trusted: %+v %v", got, ok)
 	}
 }

@@ -29,7 +29,23 @@ type Request struct {
 	Thinking ThinkingLevel `json:"thinking,omitempty"`
 	// SessionID lets providers that support it route requests for prompt-cache affinity.
 	SessionID string `json:"sessionId,omitempty"`
+	// Lineage, when set, vouches that the history only grew between the requests sent with
+	// it: of any two such requests, the Messages of the shorter are the first Messages of the
+	// longer, unmodified (no message, part or call of them replaced or edited in place). An
+	// adapter may then keep what it derived from the messages of an earlier request of the
+	// lineage (their encoding, Heal's check) without reading them again, so that a request
+	// costs what its new messages cost. Nil vouches for nothing: adapters compare. A caller
+	// that cannot tell whether a message changed (a hook may have edited one) sends nil and
+	// starts a new lineage afterwards.
+	Lineage *Lineage `json:"-"`
 }
+
+// Lineage names a history that only grows ([Request.Lineage]). Lineages are compared by
+// identity: make each with [NewLineage].
+type Lineage struct{ _ byte } // not empty: distinct lineages have distinct addresses
+
+// NewLineage returns a new lineage, distinct from every other.
+func NewLineage() *Lineage { return new(Lineage) }
 
 // ToolSpec describes a tool to the model.
 type ToolSpec struct {

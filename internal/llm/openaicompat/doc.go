@@ -6,7 +6,10 @@
 // request body is encoded by the adapter (a test checks it against the SDK's encoding,
 // recorded in testdata/sdkbody); each message's encoding is kept, in one append-only buffer,
 // for the next request, which encodes only what is new and sends the kept encodings from that
-// buffer without copying them; the rest of the body is written into the buffer of the
+// buffer without copying them (a request whose [llm.Request.Lineage] is the previous one's
+// vouches that the messages it had are unchanged: they are sent as one run of that buffer
+// without being read, and [llm.HealGrown] checks only the new ones; any other request has
+// every message compared with what was kept); the rest of the body is written into the buffer of the
 // previous request once the transport is done with it; a finished stream's body is read to its end so that the
 // connection is reused. Chunks are decoded with encoding/json: unknown fields are ignored,
 // malformed JSON is a protocol error, a line over [sse.MaxLine] too.

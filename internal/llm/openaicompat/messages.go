@@ -72,84 +72,129 @@ func (w *bodyWriter) join() []byte {
 // "system", user text and images, assistant text and tool calls (thinking is not sent back: the
 // chat wire has no field for it), and tool results as role "tool". Images in tool results,
 // which role "tool" cannot carry, follow the run of tool results as one user message. With a
-// cache, messages the cache holds are neither encoded nor copied again.
-func appendMessages(w *bodyWriter, system string, history []llm.Message, cache *msgCache) {
+// cache, messages the cache holds are neither encoded nor copied again, and those the request's
+// lineage vouches for are not even read ([msgCache.vouched]).
+func appendMessages(w *bodyWriter, req *llm.Request, cache *msgCache) {
+	mw := &msgWriter{w: w, first: true}
 	w.b = append(w.b, '[')
-	first := true
-	sep := func() {
-		if !first {
-			w.b = append(w.b, ',')
-		}
-		first = false
-	}
-	if system != "" {
-		sep()
+	if req.System != "" {
+		mw.sep()
 		w.b = append(w.b, `{"role":"system","content":`...)
-		w.b = appendString(w.b, system)
+		w.b = appendString(w.b, req.System)
 		w.b = append(w.b, '}')
 	}
-	var images []llm.Part
-	flush := func() {
-		if len(images) == 0 {
-			return
-		}
-		sep()
-		w.b = append(w.b, `{"role":"user","content":[{"type":"text","text":"Images from the tool results above:"}`...)
-		for _, p := range images {
-			w.b = append(w.b, ',')
-			w.b = appendImage(w.b, p)
-		}
-		w.b = append(w.b, "]}"...)
-		images = nil
-	}
-	healed := llm.Heal(history)
 	if cache != nil {
 		cache.mu.Lock()
 		defer cache.mu.Unlock()
 	}
-	for i := range healed {
-		m := &healed[i]
-		if m.Role != llm.RoleTool {
-			flush()
-		}
-		if (m.Role == llm.RoleUser || m.Role == llm.RoleTool) && hasImage(m.Content) {
-			cache.placeholder(i)
-			sep()
-			if m.Role == llm.RoleUser {
-				w.b = appendUser(w.b, m.Content)
+	healed, vouched, mark := cache.vouched(req, req.Messages)
+	for i := 0; i < len(healed); i++ {
+		if i < vouched && !cache.entries[i].image {
+			e := &cache.entries[i]
+			if i >= cache.lastImage && len(mw.images) == 0 {
+				// No image from here to the last vouched message: one run of the cache's bytes.
+				mw.cached(e.from, cache.entries[vouched-1].to)
+				i = vouched - 1
 				continue
 			}
-			text, imgs := splitImages(m.Content) // a tool result (appendText otherwise)
-			if text == "" {
-				text = "(image attached below)"
+			if llm.Role(e.role) != llm.RoleTool {
+				mw.flush()
 			}
-			w.b = appendTool(w.b, text, m.ToolCallID)
-			images = append(images, imgs...)
+			mw.cached(e.from, e.to)
 			continue
 		}
-		if cache == nil {
-			mark, wasFirst := len(w.b), first
-			sep()
-			start := len(w.b)
-			if w.b = appendText(w.b, m); len(w.b) == start { // nothing of it can be sent
-				w.b, first = w.b[:mark], wasFirst
-			}
-			continue
+		m := &healed[i]
+		if m.Role != llm.RoleTool {
+			mw.flush()
 		}
-		from, to := cache.encoding(i, m)
-		if from == to {
-			continue
+		switch {
+		case withImages(m):
+			cache.placeholder(i)
+			mw.withImages(m)
+		case cache == nil:
+			mw.text(m)
+		default:
+			mw.cached(cache.encoding(i, m))
 		}
-		if first { // every cached encoding starts with its comma
-			from++
-		}
-		first = false
-		w.cached(from, to)
 	}
-	flush()
+	mw.flush()
 	if cache != nil {
 		cache.truncate(len(healed))
+		cache.remember(req.Lineage, mark)
 		w.hist = cache.hist
 	}
 	w.b = append(w.b, ']')
+}
+
+// msgWriter writes the messages array of a body into w.
+type msgWriter struct {
+	w      *bodyWriter
+	first  bool       // nothing written yet: the next message takes no comma
+	images []llm.Part // images of the current run of tool results, sent after it
+}
+
+func (mw *msgWriter) sep() {
+	if !mw.first {
+		mw.w.b = append(mw.w.b, ',')
+	}
+	mw.first = false
+}
+
+// cached appends the cache's hist[from:to]: encodings each preceded by its comma.
+func (mw *msgWriter) cached(from, to int) {
+	if from == to {
+		return
+	}
+	if mw.first {
+		from++
+	}
+	mw.first = false
+	mw.w.cached(from, to)
+}
+
+// text encodes a message without images (no cache).
+func (mw *msgWriter) text(m *llm.Message) {
+	mark, wasFirst := len(mw.w.b), mw.first
+	mw.sep()
+	start := len(mw.w.b)
+	if mw.w.b = appendText(mw.w.b, m); len(mw.w.b) == start { // nothing of it can be sent
+		mw.w.b, mw.first = mw.w.b[:mark], wasFirst
+	}
+}
+
+// withImages encodes a user message or tool result holding images; a tool result's images
+// wait for the end of its run of results (flush).
+func (mw *msgWriter) withImages(m *llm.Message) {
+	mw.sep()
+	if m.Role == llm.RoleUser {
+		mw.w.b = appendUser(mw.w.b, m.Content)
+		return
+	}
+	text, imgs := splitImages(m.Content)
+	if text == "" {
+		text = "(image attached below)"
+	}
+	mw.w.b = appendTool(mw.w.b, text, m.ToolCallID)
+	mw.images = append(mw.images, imgs...)
+}
+
+// flush sends the images of the run of tool results that just ended as one user message.
+func (mw *msgWriter) flush() {
+	if len(mw.images) == 0 {
+		return
+	}
+	mw.sep()
+	b := append(mw.w.b, `{"role":"user","content":[{"type":"text","text":"Images from the tool results above:"}`...)
+	for _, p := range mw.images {
+		b = append(b, ',')
+		b = appendImage(b, p)
+	}
+	mw.w.b = append(b, "]}"...)
+	mw.images = nil
+}
+
+// withImages reports whether m is sent with images (a user message or tool result holding
+// some): such messages are encoded for every request, never cached.
+func withImages(m *llm.Message) bool {
+	return (m.Role == llm.RoleUser || m.Role == llm.RoleTool) && hasImage(m.Content)
 }

@@ -1,6 +1,7 @@
 package openaicompat
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/reinhq/rein/internal/llm"
@@ -20,11 +21,28 @@ import (
 // so the bytes below len(hist) are never written again, since a request may still be sending
 // them. New encodings are appended; when the history changed, the prefix that still serves is
 // copied into a new buffer.
+//
+// A request of the same [llm.Lineage] as the one the entries were last made or checked for
+// vouches that the messages that request had are unchanged: their entries serve without
+// comparing, and Heal's check goes on from its mark at their end, so such a request reads only
+// its new messages (see [msgCache.vouched]).
 type msgCache struct {
 	mu      sync.Mutex
 	hist    []byte
 	entries []msgEntry
 	keys    []partKey // every entry's parts, in order
+	// lastImage is 1 + the index of the last entry that may be an image placeholder (0: none).
+	lastImage int
+
+	// lineage is the lineage of the last request, nil when it had none or needed healing; its
+	// messages were mark.Len() = len(entries), all healthy, mark Heal's mark at their end.
+	lineage *llm.Lineage
+	mark    llm.HealMark
+
+	// read counts the messages Heal's check and the comparison with the entries read (or
+	// encoded), over every request: the work that grows with the history (tests and
+	// benchmarks report it).
+	read int
 }
 
 type msgEntry struct {
@@ -100,6 +118,62 @@ func (c *msgCache) placeholder(i int) {
 	}
 	at := c.reserve(i)
 	c.entries = append(c.entries, msgEntry{image: true, k0: len(c.keys), from: at, to: at})
+	c.lastImage = len(c.entries)
+}
+
+// vouched heals history and returns the result, how many of its first messages have entries
+// that serve without comparing, and Heal's mark at its end (the zero mark when it needed
+// healing). The entries that serve so are those of the cache's last request when req is of
+// the same lineage (which vouches that those messages are unchanged) and history needs no
+// healing; Heal's check then reads only the messages after them. A nil cache vouches for
+// nothing.
+func (c *msgCache) vouched(req *llm.Request, history []llm.Message) ([]llm.Message, int, llm.HealMark) {
+	var mark llm.HealMark
+	if c != nil && req.Lineage != nil && req.Lineage == c.lineage && c.mark.Len() <= min(len(history), len(c.entries)) {
+		mark = c.mark
+	}
+	healed, next := llm.HealGrown(history, mark)
+	vouched := mark.Len()
+	if next.Len() != len(history) {
+		vouched = 0 // healed: positions may have moved
+	}
+	if c == nil {
+		return healed, 0, next
+	}
+	c.read += len(history) - mark.Len() + len(healed) - vouched
+	if verifyVouched && vouched > 0 {
+		c.verify(history, mark)
+	}
+	return healed, vouched, next
+}
+
+// remember records the lineage of the request the entries were just made for and Heal's
+// mark at the end of its messages (next; the zero mark when they needed healing: the next
+// request of the lineage is then compared).
+func (c *msgCache) remember(lineage *llm.Lineage, next llm.HealMark) {
+	if c == nil {
+		return
+	}
+	c.lineage, c.mark = nil, llm.HealMark{}
+	if lineage != nil && next.Len() == len(c.entries) && next.Len() > 0 {
+		c.lineage, c.mark = lineage, next
+	}
+}
+
+// verifyVouched makes every vouched request also compare its vouched messages with the
+// entries and check them as Heal does from the start, and panic when the vouch was false
+// (set by the package's tests).
+var verifyVouched bool
+
+func (c *msgCache) verify(history []llm.Message, mark llm.HealMark) {
+	if _, full := llm.HealGrown(history[:mark.Len()], llm.HealMark{}); full != mark {
+		panic(fmt.Sprintf("openaicompat: a lineage vouched for %d messages, but Heal's check of them ends at %+v, not %+v", mark.Len(), full, mark))
+	}
+	for i := range mark.Len() {
+		if e := &c.entries[i]; e.image != withImages(&history[i]) || !e.image && !c.holds(e, &history[i]) {
+			panic(fmt.Sprintf("openaicompat: a lineage vouched for %d messages, but message %d changed", mark.Len(), i))
+		}
+	}
 }
 
 // reserve drops the entries from i on and returns where message i's encoding starts, with
@@ -125,6 +199,7 @@ func (c *msgCache) truncate(n int) {
 		return
 	}
 	k := c.entries[n].k0
+	c.lastImage = min(c.lastImage, n) // an image may remain before n
 	clear(c.keys[k:])
 	c.keys = c.keys[:k]
 	clear(c.entries[n:])

@@ -39,7 +39,7 @@ func writeBody(w *bodyWriter, cfg *Config, req *llm.Request, schemas *schemaCach
 	w.b = append(w.b, `{"stream":true,"model":`...)
 	w.b = appendString(w.b, cfg.Model)
 	w.b = append(w.b, `,"messages":`...)
-	appendMessages(w, req.System, req.Messages, msgs)
+	appendMessages(w, req, msgs)
 	b := w.b
 	b = append(b, `,"stream_options":{"include_usage":true}`...)
 	if len(req.Tools) > 0 {
