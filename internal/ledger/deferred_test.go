@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -141,59 +138,5 @@ func TestSyncedZeroAfterADamagedHeader(t *testing.T) {
 	v2 := ledger.BuildSyncedLineVersionForTest(2, 2, 0, "e2", "", "entry", ts, []byte(`{"n":1}`), prev)
 	if _, _, _, err := openBytes(join(h, v2)); !errors.Is(err, ledger.ErrCorrupt) {
 		t.Fatalf("a version 2 line with synced 0: %v, want ErrCorrupt", err)
-	}
-}
-
-// TestDeferredCreateSyncsAheadOnTheRealFilesystem: on the real filesystem a Deferred Create
-// fsyncs its start in the background, so the header becomes durable without a synced append
-// and the records after it are written as version 1 lines; appends made while that fsync runs
-// stay correct (a second ledger, appended to at once, opens with every record).
-func TestDeferredCreateSyncsAheadOnTheRealFilesystem(t *testing.T) {
-	root := t.TempDir()
-	o := testOptions(nil, "r")
-	o.Deferred = true
-	dir := filepath.Join(root, "sessions", "p", "s1")
-	l, err := ledger.Create(dir, header(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ledger.WaitAheadForTest(l)
-	if seq, h := l.Durable(); seq != 1 || h == "" {
-		t.Fatalf("durable after the background fsync = %d %q, want the header", seq, h)
-	}
-	if _, err := l.Append(ledger.Entry{Kind: "entry", Body: map[string]int{"n": 1}, NoSync: true}); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(dir, ledger.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lines := strings.Split(strings.TrimSpace(string(data)), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[1], `{"v":1,`) {
-		t.Fatalf("ledger lines = %q, want the record after a durable header as a version 1 line", lines)
-	}
-
-	dir2 := filepath.Join(root, "sessions", "p", "s2")
-	l2, err := ledger.Create(dir2, ledger.Header{Type: ledger.TypeSession, ID: "s2"}, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 40 {
-		if _, err := l2.Append(ledger.Entry{Kind: "entry", Body: map[string]int{"n": i}, NoSync: i%10 != 9}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := l2.Close(); err != nil {
-		t.Fatal(err)
-	}
-	l3, rep, err := ledger.Open(dir2, testOptions(nil, "q"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l3.Close()
-	if seq, _ := l3.Head(); seq != 41 || rep == nil {
-		t.Errorf("reopened head = %d (report %+v), want 41", seq, rep)
 	}
 }

@@ -38,10 +38,3 @@ func RehashForTest(head []byte, prev string) []byte {
 	line = hex.AppendEncode(line, sum[:])
 	return append(line, "\"}\n"...)
 }
-
-// WaitAheadForTest waits for a Deferred ledger's background fsync and takes its outcome in.
-func WaitAheadForTest(l *Ledger) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.takeAhead(true)
-}

@@ -10,7 +10,6 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -102,7 +101,6 @@ type Ledger struct {
 	dirs   []string
 	fault  error // the write or fsync error that faulted the ledger
 	closed bool
-	ahead  *ahead // the background fsync of a Deferred ledger's start, until taken in
 }
 
 // Create makes a new ledger in dir (created, with its parents, if missing): it takes the lock,
@@ -149,9 +147,6 @@ func Create(dir string, header Header, opts Options) (*Ledger, error) {
 		return nil, fmt.Errorf("ledger: create: %w", err)
 	}
 	l.dirs = append([]string{dir}, made...)
-	if opts.Deferred && realFS(fsys) {
-		l.syncAhead()
-	}
 	if !opts.Deferred {
 		if err := l.syncLocked(); err != nil {
 			f.Close()
@@ -338,10 +333,6 @@ func (l *Ledger) appendOne(kind, id, parent string, body any) (Record, error) {
 // appendLocked builds and checks every record, then writes them with one write call and
 // fsyncs if any asks for it. l.mu is held (or l is not yet shared).
 func (l *Ledger) appendLocked(ps []pending, check func(Record) error) ([]Record, error) {
-	l.takeAhead(false)
-	if l.fault != nil {
-		return nil, fmt.Errorf("%w: %w", ErrFaulted, l.fault)
-	}
 	for i := range ps {
 		ps[i].ts = l.opts.now() // once: a batch built again keeps its timestamps
 	}
@@ -474,10 +465,6 @@ func (l *Ledger) build(probe *chain, p pending) ([]byte, error) {
 
 // syncLocked fsyncs appended bytes; an error faults the ledger (fsync is never retried).
 func (l *Ledger) syncLocked() error {
-	l.takeAhead(true)
-	if l.fault != nil {
-		return fmt.Errorf("%w: %w", ErrFaulted, l.fault)
-	}
 	if !l.dirty && l.unsynced == 0 && len(l.dirs) == 0 {
 		return nil
 	}
@@ -505,74 +492,6 @@ func (l *Ledger) syncLocked() error {
 	return nil
 }
 
-// syncAhead starts making what a Deferred Create wrote durable in the background, on the real
-// filesystem: its fsync commits the new directories and files (the costly part of a first
-// fsync), so that the first synced append finds only its own bytes to write. Only what was
-// written before the fsync began becomes durable with it. Whoever holds mu next takes the
-// outcome in (takeAhead); a sync waits for it first, and a failed background fsync faults the
-// ledger (a later fsync may not report a lost write again). Simulated filesystems (the tests')
-// keep the sequential order Create documents.
-func (l *Ledger) syncAhead() {
-	a := &ahead{done: make(chan struct{}), seq: l.c.seq, h: l.c.prev, size: l.size}
-	dirs := slices.Clone(l.dirs)
-	l.ahead = a
-	go func() {
-		a.err = l.f.Sync()
-		if a.err == nil {
-			a.err = l.fsys.(dirsSyncer).SyncDirs(dirs)
-		}
-		close(a.done)
-	}()
-}
-
-// ahead is a background fsync of a Deferred ledger's start: what it covers (seq, h, size) and
-// its error, set before done is closed.
-type ahead struct {
-	done chan struct{}
-	seq  int64
-	h    string
-	size int64
-	err  error
-}
-
-// takeAhead takes in the background fsync's outcome once it returned (at once when wait);
-// l.mu is held.
-func (l *Ledger) takeAhead(wait bool) {
-	a := l.ahead
-	if a == nil {
-		return
-	}
-	if wait {
-		<-a.done
-	} else {
-		select {
-		case <-a.done:
-		default:
-			return
-		}
-	}
-	l.ahead = nil
-	switch {
-	case a.err != nil:
-		if l.fault == nil {
-			l.fault = fmt.Errorf("fsync %s: %w", l.path, a.err)
-		}
-	case l.synced < a.seq:
-		l.synced, l.syncedH, l.unsynced = a.seq, a.h, l.size-a.size
-		l.dirty = l.size > a.size
-		l.dirs = nil
-	}
-}
-
-// realFS reports whether fsys is the operating system's filesystem.
-func realFS(fsys FS) bool {
-	switch fsys.(type) {
-	case OSFS, *OSFS:
-		return true
-	}
-	return false
-}
-
 // Sync makes every appended record durable (the group commit for NoSync records).
 func (l *Ledger) Sync() error {
 	l.mu.Lock()
@@ -593,11 +512,6 @@ func (l *Ledger) Close() error {
 	}
 	l.closed = true
 	var errs []error
-	faulted := l.fault != nil
-	l.takeAhead(true) // the background fsync uses the file
-	if l.fault != nil && !faulted {
-		errs = append(errs, fmt.Errorf("%w: %w", ErrFaulted, l.fault))
-	}
 	if l.f != nil {
 		if l.fault == nil && (l.dirty || len(l.dirs) > 0) {
 			if err := l.syncLocked(); err != nil {
@@ -635,7 +549,6 @@ func (l *Ledger) Head() (seq int64, h string) {
 func (l *Ledger) Durable() (seq int64, h string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.takeAhead(false)
 	return l.synced, l.syncedH
 }
 

@@ -27,16 +27,10 @@ var goldenEpoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 func goldenOptions() ledger.Options {
 	tick, ids := 0, 0
 	return ledger.Options{
-		FS:    sequentialFS{},
 		Now:   func() time.Time { tick++; return goldenEpoch.Add(time.Duration(tick) * time.Second) },
 		NewID: func() string { ids++; return fmt.Sprintf("g-%03d", ids) },
 	}
 }
-
-// sequentialFS is the real filesystem without the background fsync a session's start gets on
-// it (ledger.OSFS itself): its timing would decide whether the records written meanwhile say
-// synced 0 or 1, and the golden files are byte for byte.
-type sequentialFS struct{ ledger.OSFS }
 
 // goldenTime is the clock's n-th tick.
 func goldenTime(n int) time.Time { return goldenEpoch.Add(time.Duration(n) * time.Second) }
