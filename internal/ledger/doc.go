@@ -50,8 +50,7 @@
 // process's pid into it; a second writer fails with a [*LockedError] (errors.Is ErrLocked) that
 // names that pid. The kernel releases the lock when the holder exits or is killed. Create makes
 // the missing directories, then ledger.jsonl with O_EXCL, writes and fsyncs the header, then
-// fsyncs the directory and the parent of each directory it made (all at once on the real
-// filesystem, innermost first on another). With
+// fsyncs the directory and the parent of each directory it made, innermost first. With
 // [Options].Deferred (sessions) it fsyncs nothing: the header and those directories become
 // durable, in the same order, with the first synced append, Sync or Close, and until then a
 // power loss leaves no ledger or one without a complete header ([ErrIncomplete]).

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
-	"sync"
 
 	"github.com/gofrs/flock"
 )
@@ -77,29 +76,6 @@ func (OSFS) SyncDir(name string) error {
 		return fmt.Errorf("fsync directory %s: %w", name, serr)
 	}
 	return cerr
-}
-
-// dirsSyncer is what an FS may add to SyncDir: SyncDirs makes the entries of every directory
-// in names durable, in any order. Without it the ledger calls SyncDir for one name at a time,
-// in order (the simulated filesystems of the tests do).
-type dirsSyncer interface {
-	SyncDirs(names []string) error
-}
-
-// SyncDirs fsyncs the directories at once: each fsync waits for the device to flush its
-// cache, even when the file's fsync already committed what the directory holds, and flushes
-// issued together are shared. A new session's ledger in a new project has four.
-func (OSFS) SyncDirs(names []string) error {
-	if len(names) == 1 {
-		return OSFS{}.SyncDir(names[0])
-	}
-	errs := make([]error, len(names))
-	var wg sync.WaitGroup
-	for i, name := range names {
-		wg.Go(func() { errs[i] = OSFS{}.SyncDir(name) })
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // Lock implements FS with flock(2) (github.com/gofrs/flock): the kernel releases it when the

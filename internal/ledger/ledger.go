@@ -105,10 +105,9 @@ type Ledger struct {
 
 // Create makes a new ledger in dir (created, with its parents, if missing): it takes the lock,
 // creates ledger.jsonl exclusively, writes the header (seq 1, id header.ID) and fsyncs it,
-// then the directory entries of the file and of every directory Create made (on a journalling
-// filesystem the file's fsync commits the directory changes too, and the directories' find
-// nothing left to write but a device flush: [OSFS] issues them at once, so they share it;
-// another FS gets them one at a time, innermost first). With [Options].Deferred Create fsyncs nothing:
+// then the directory entries of the file and of every directory Create made, innermost first
+// (on a journalling filesystem the file's fsync commits the directory changes too, and the
+// directories' find nothing left to write). With [Options].Deferred Create fsyncs nothing:
 // the header and those entries become durable, in the same order, with the first synced
 // append, Sync or Close, and a power loss before then leaves no ledger, one without a complete
 // header ([ErrIncomplete]: nothing in it was acknowledged), or one whose unsynced records open
@@ -473,13 +472,6 @@ func (l *Ledger) syncLocked() error {
 		return fmt.Errorf("%w: %w", ErrFaulted, l.fault)
 	}
 	// A new ledger's file, then the entries that lead to it (see Create).
-	if ds, ok := l.fsys.(dirsSyncer); ok && len(l.dirs) > 0 {
-		if err := ds.SyncDirs(l.dirs); err != nil {
-			l.fault = err
-			return fmt.Errorf("%w: %w", ErrFaulted, l.fault)
-		}
-		l.dirs = nil
-	}
 	for len(l.dirs) > 0 {
 		if err := l.fsys.SyncDir(l.dirs[0]); err != nil {
 			l.fault = fmt.Errorf("fsync directory %s: %w", l.dirs[0], err)
