@@ -128,12 +128,7 @@ func TestLeaveRunning(t *testing.T) {
 // A run ends only its own processes: a concurrent run's background process is not touched.
 func TestContainSparesOtherRuns(t *testing.T) {
 	linuxOnly(t)
-	other, otherPid := leaver(t, "background")
-	other.Args[2] += "; sleep 1000"
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan Result)
-	go func() { done <- Run(ctx, other) }()
-	keep := waitPid(t, otherPid)
+	keep, stop := runningLeaver(t)
 
 	s, pidFile := leaver(t, "setsid")
 	s.Contain = true
@@ -142,9 +137,29 @@ func TestContainSparesOtherRuns(t *testing.T) {
 	if !alive(keep) {
 		t.Error("a contained run ended another run's background process")
 	}
-	cancel()
-	<-done
+	stop()
 	assertGone(t, keep, "the other run's background process")
+}
+
+// runningLeaver starts a run that leaves a background process and stays running; it returns
+// that process's pid and a stop that cancels the run and waits for it.
+func runningLeaver(t *testing.T) (int, func()) {
+	t.Helper()
+	s, pidFile := leaver(t, "background")
+	s.Args[2] += "; sleep 1000"
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Result)
+	go func() { done <- Run(ctx, s) }()
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			<-done
+		}
+	}
+	t.Cleanup(stop)
+	return waitPid(t, pidFile), stop
 }
 
 func TestTags(t *testing.T) {
@@ -373,13 +388,7 @@ func TestContainAsSubreaper(t *testing.T) {
 // is not below this process.
 func TestSubtree(t *testing.T) {
 	linuxOnly(t)
-	s, pidFile := leaver(t, "background")
-	s.Args[2] += "; sleep 1000"
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan Result)
-	go func() { done <- Run(ctx, s) }()
-	defer func() { cancel(); <-done }()
-	grandchild := waitPid(t, pidFile)
+	grandchild, _ := runningLeaver(t)
 	ps, ok := subtree(os.Getpid())
 	if !ok {
 		t.Skip("the kernel has no /proc/PID/task/TID/children")
