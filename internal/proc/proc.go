@@ -230,7 +230,13 @@ func run(ctx context.Context, s Spec, started func(pid int)) Result {
 			// early sweep, made while it could not be, has taken the group.
 			sel.groups = nil
 		}
-		res.Ended = append(res.Ended, finishContained(pid, sel)...)
+		// A process the early sweep killed may not have died yet (SIGKILL takes effect when it
+		// is next scheduled): the second sweep can stop and kill it again; it is named once.
+		for _, e := range finishContained(pid, sel) {
+			if !slices.ContainsFunc(res.Ended, func(o Ended) bool { return o.Pid == e.Pid }) {
+				res.Ended = append(res.Ended, e)
+			}
+		}
 	} else {
 		unregister(pid)
 	}
