@@ -78,7 +78,6 @@ through confined tools, until it is done or a budget is reached.
   rein --mode rpc                     JSON commands on stdin, responses and events on stdout
   rein context -p "..."               what the next request would carry, without calling a model
   rein demo                           an offline end-to-end demo on the script model`,
-		Version:       version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Args:          cobra.ArbitraryArgs,
@@ -95,6 +94,10 @@ through confined tools, until it is done or a budget is reached.
 			}
 			return runPrompt(e, o, args)
 		},
+	}
+	if full {
+		// The version flag is the tree's: needsTree sends every args asking for it there.
+		root.Version = version()
 	}
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)

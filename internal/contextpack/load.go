@@ -128,7 +128,10 @@ func Load(in Inputs) *Sources {
 	dir := filepath.Clean(in.Dir)
 	home := realDir(in.Home)
 	l.userHome = realDir(in.UserHome)
-	root := findRoot(dir)
+	root := in.Root
+	if root == "" {
+		root = findRoot(dir)
+	}
 	l.src.Root, l.root = root, root
 	chain := ancestors(root, dir) // outermost first
 
