@@ -74,3 +74,20 @@ func TestPromptOnlyRootIsTheTreesRoot(t *testing.T) {
 		t.Errorf("flags differ:\n%q\n%q", flags(full), flags(lean))
 	}
 }
+
+// BenchmarkNewRoot measures building the command tree a start builds: the whole tree, and the
+// root alone that a prompt gets.
+func BenchmarkNewRoot(b *testing.B) {
+	e := &env{ctx: context.Background(), stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: os.Getenv}
+	for _, c := range []struct {
+		name string
+		full bool
+	}{{"tree", true}, {"prompt", false}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				newRootFor(e, c.full)
+			}
+		})
+	}
+}
