@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -41,7 +42,7 @@ type env struct {
 // Main runs rein with args (without the program name) and returns the exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
-	root := newRoot(e)
+	root := newRootFor(e, needsTree(args))
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	code := ExitCode(err)
@@ -58,7 +59,13 @@ type reportedError struct{ err error }
 func (e *reportedError) Error() string { return e.err.Error() }
 func (e *reportedError) Unwrap() error { return e.err }
 
-func newRoot(e *env) *cobra.Command {
+// newRoot builds rein's whole command tree.
+func newRoot(e *env) *cobra.Command { return newRootFor(e, true) }
+
+// newRootFor builds the root command, with its subcommands when full is set. Without them
+// (args that can only run the root command, see needsTree) the root command runs as it does in
+// the whole tree, and adds them itself before it looks for a mistyped command name.
+func newRootFor(e *env, full bool) *cobra.Command {
 	o := &runOptions{}
 	root := &cobra.Command{
 		Use:   "rein [flags] [prompt]",
@@ -71,11 +78,14 @@ through confined tools, until it is done or a budget is reached.
   rein --mode rpc                     JSON commands on stdin, responses and events on stdout
   rein context -p "..."               what the next request would carry, without calling a model
   rein demo                           an offline end-to-end demo on the script model`,
-		Version:       version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Args:          cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !full && !o.print && len(args) > 0 {
+				full = true
+				addSubcommands(e, cmd)
+			}
 			if err := mistypedCommand(cmd, o.print, args); err != nil {
 				return err
 			}
@@ -85,6 +95,10 @@ through confined tools, until it is done or a budget is reached.
 			return runPrompt(e, o, args)
 		},
 	}
+	if full {
+		// The version flag is the tree's: needsTree sends every args asking for it there.
+		root.Version = version()
+	}
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
@@ -93,14 +107,50 @@ through confined tools, until it is done or a budget is reached.
 		return fmt.Errorf("%w: %w (see rein --help)", ErrUsage, err)
 	})
 	o.register(root)
-	root.AddCommand(newModelsCmd(e), newAuthCmd(e), newDemoCmd(e), newSessionCmd(e), newContextCmd(e), newCompactCmd(e), newTrustCmd(e), newStatsCmd(e), newProfileCmd(e), newDeliveryRunCmd(e), newMCPCmd(e), newLoopCmd(e))
-	// cobra would add these when the command runs; adding them now puts them in the tree that
-	// usageArgs hardens and the README test walks. The completion command captures the output
-	// writer here, so SetOut comes first.
-	root.InitDefaultHelpCmd()
-	root.InitDefaultCompletionCmd()
+	if full {
+		addSubcommands(e, root)
+	}
 	usageArgs(root)
 	return root
+}
+
+// addSubcommands adds rein's commands to root. cobra would add its help and completion
+// commands when the command runs; adding them now puts them in the tree that usageArgs
+// hardens and the README test walks. The completion command captures the output writer
+// here, so SetOut comes first.
+func addSubcommands(e *env, root *cobra.Command) {
+	root.AddCommand(newModelsCmd(e), newAuthCmd(e), newDemoCmd(e), newSessionCmd(e), newContextCmd(e), newCompactCmd(e), newTrustCmd(e), newStatsCmd(e), newProfileCmd(e), newDeliveryRunCmd(e), newMCPCmd(e), newLoopCmd(e))
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+}
+
+// topCommands are the names and aliases of the root's subcommands, cobra's help and
+// completion commands and its hidden completion requests (TestTopCommandsAreTheTree keeps
+// them equal to the tree).
+var topCommands = map[string]bool{
+	"models": true, "auth": true, "demo": true, "session": true, "context": true, "compact": true, "trust": true,
+	"stats": true, "profile": true, "run": true, "mcp": true, "loop": true, "help": true, "completion": true,
+	cobra.ShellCompRequestCmd: true, cobra.ShellCompNoDescRequestCmd: true,
+}
+
+// needsTree reports whether args may need more than the root command and its flags: an
+// argument before "--" that names a subcommand, asks for help or the version (whose texts
+// list the subcommands), or groups short flags (which may hold -h or -v). Building the ~90
+// commands of the tree with their flags is most of the CLI's own start-up cost, and a
+// prompt does not need them. It may answer true for args that do not need the tree (a flag
+// value that reads like a command name); it never answers false for args that do.
+func needsTree(args []string) bool {
+	for _, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case topCommands[a], a == "-h", a == "-v", strings.HasPrefix(a, "--help"), strings.HasPrefix(a, "--version"):
+			return true
+		case len(a) > 2 && a[0] == '-' && a[1] != '-':
+			return true
+		}
+	}
+	return false
 }
 
 // usageArgs makes every argument-count error of c and its subcommands a usage error. A command

@@ -32,7 +32,7 @@ project stays untrusted here: pass --trust to include its servers).`,
 		if err != nil {
 			return nil, err
 		}
-		o := system.Options{Dir: dir, Home: home, Getenv: e.getenv, Version: version()}
+		o := system.Options{Dir: dir, Home: home, Getenv: e.getenv, Version: version}
 		if trust {
 			o.Trust = system.TrustOnce
 		}

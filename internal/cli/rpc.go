@@ -67,7 +67,7 @@ func (h *rpcHost) Open(ctx context.Context, req rpc.OpenRequest) (*rpc.Runtime, 
 	o, e := h.o, h.e
 	opts := system.Options{
 		Provider: o.provider, Model: o.model, BaseURL: o.baseURL, APIKey: o.apiKey, Script: o.script,
-		Tools: o.toolList(), NoTools: o.noTools, MaxTurns: o.maxTurns, MaxCost: o.maxCost, MCP: true, Version: version(),
+		Tools: o.toolList(), NoTools: o.noTools, MaxTurns: o.maxTurns, MaxCost: o.maxCost, MCP: true, Version: version,
 		Dir: h.dir, Home: h.home, Getenv: e.getenv, Sandbox: o.sandbox,
 		Observe: req.Observe, Inbox: req.Inbox, Tracer: h.tracer, Notice: notice(e),
 		// stdin carries the protocol: nobody can be asked, so "ask" rules refuse.

@@ -249,7 +249,7 @@ func runAgent(e *env, o *runOptions, prompt string, jsonOut *jsonWriter) (*syste
 	}
 	opts := system.Options{
 		Provider: o.provider, Model: o.model, BaseURL: o.baseURL, APIKey: o.apiKey, Script: o.script,
-		Tools: o.toolList(), NoTools: o.noTools, MaxTurns: o.maxTurns, MaxCost: o.maxCost, MCP: true, Version: version(),
+		Tools: o.toolList(), NoTools: o.noTools, MaxTurns: o.maxTurns, MaxCost: o.maxCost, MCP: true, Version: version,
 		Dir: dir, Home: home, Getenv: e.getenv, Session: o.sessionChoice(), Sandbox: o.sandbox,
 		Confirm: terminalConfirm(e), Notice: notice(e),
 	}

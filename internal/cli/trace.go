@@ -24,7 +24,11 @@ func checkTrace(spec string) error {
 // function that flushes it before rein exits. A failed export is reported on stderr and does
 // not change the exit code: traces are a side channel, the run's outcome is in the session.
 func startTracer(e *env, spec string) (*telemetry.Tracer, func(), error) {
-	t, err := telemetry.New(e.ctx, telemetry.Config{Exporter: spec, Stderr: e.stderr, Getenv: e.getenv, Version: version()})
+	cfg := telemetry.Config{Exporter: spec, Stderr: e.stderr, Getenv: e.getenv}
+	if spec != telemetry.ExportOff {
+		cfg.Version = version() // only an exporter sends it (reading it parses the build information)
+	}
+	t, err := telemetry.New(e.ctx, cfg)
 	if errors.Is(err, telemetry.ErrConfig) {
 		return nil, nil, fmt.Errorf("%w: %w", system.ErrConfig, err)
 	}

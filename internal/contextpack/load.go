@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 )
 
@@ -128,7 +129,10 @@ func Load(in Inputs) *Sources {
 	dir := filepath.Clean(in.Dir)
 	home := realDir(in.Home)
 	l.userHome = realDir(in.UserHome)
-	root := findRoot(dir)
+	root := in.Root
+	if root == "" {
+		root = findRoot(dir)
+	}
 	l.src.Root, l.root = root, root
 	chain := ancestors(root, dir) // outermost first
 
@@ -156,7 +160,7 @@ func Load(in Inputs) *Sources {
 	}{{"SYSTEM.md", &l.src.System}, {"APPEND_SYSTEM.md", &l.src.Append}} {
 		for _, d := range near {
 			p := filepath.Join(d, ".rein", w.name)
-			if !exists(p) || isHome(filepath.Join(d, ".rein")) {
+			if !l.exists(p) || isHome(filepath.Join(d, ".rein")) {
 				continue
 			}
 			if !in.ProjectTrusted {
@@ -180,7 +184,7 @@ func Load(in Inputs) *Sources {
 	for _, d := range near {
 		for _, sub := range SkillDirNames {
 			p := filepath.Join(d, sub)
-			if !exists(p) || isHome(filepath.Dir(p)) {
+			if !l.exists(p) || isHome(filepath.Dir(p)) {
 				continue
 			}
 			if !in.ProjectTrusted {
@@ -198,7 +202,7 @@ func Load(in Inputs) *Sources {
 		user = append(user, filepath.Join(l.userHome, ".agents", "skills"), filepath.Join(l.userHome, ".claude", "skills"))
 	}
 	for _, p := range user {
-		if exists(p) && !slices.ContainsFunc(near, func(d string) bool { return within(p, d) }) {
+		if l.exists(p) && !slices.ContainsFunc(near, func(d string) bool { return within(p, d) }) {
 			l.skillsUnder(p, "")
 		}
 	}
@@ -266,8 +270,35 @@ type loader struct {
 	seen           []os.FileInfo     // the context files loaded, to load none twice
 	names          map[string]string // skill name → SKILL.md path
 	capped         bool
-	dirs           int    // directories looked at below the current skills directory
-	ns             string // the namespace of the plugin whose skills are indexed ("" for none)
+	dirs           int             // directories looked at below the current skills directory
+	ns             string          // the namespace of the plugin whose skills are indexed ("" for none)
+	absent         map[string]bool // dot directories (.rein, .claude, .agents) found missing, see exists
+}
+
+// dotDirs are the directories whose files Load looks for one by one in every directory of
+// the chain: one stat of a missing one answers for all of them.
+var dotDirs = map[string]bool{".rein": true, ".claude": true, ".agents": true}
+
+// exists is [exists] that first asks whether p's directory, when it is one of dotDirs, is
+// there at all (remembered for the rest of the Load): a missing directory holds no file, so
+// the lookups of the files below it are spared. Through a symbolic link the directory
+// counts as there (os.Stat follows it, as the lookup of the file does).
+func (l *loader) exists(p string) bool {
+	if dir := filepath.Dir(p); dotDirs[filepath.Base(dir)] {
+		missing, known := l.absent[dir]
+		if !known {
+			_, err := os.Stat(dir)
+			missing = errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+			if l.absent == nil {
+				l.absent = make(map[string]bool)
+			}
+			l.absent[dir] = missing
+		}
+		if missing {
+			return false
+		}
+	}
+	return exists(p)
 }
 
 func (l *loader) diag(format string, args ...any) {

@@ -36,7 +36,7 @@ func (l *loader) contextIn(dir, limit string, trusted bool) {
 	}
 	for _, name := range claude {
 		p := filepath.Join(dir, name)
-		if !exists(p) {
+		if !l.exists(p) {
 			continue
 		}
 		if first == "" || !sameContent(first, p) {
@@ -63,7 +63,7 @@ func sameContent(a, b string) bool {
 // contextFile loads the context file p, if it exists, and what it imports; it reports
 // whether p exists.
 func (l *loader) contextFile(p, limit string, trusted bool) bool {
-	if !exists(p) {
+	if !l.exists(p) {
 		return false
 	}
 	if !trusted {

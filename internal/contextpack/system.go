@@ -19,6 +19,9 @@ type ToolLine struct {
 type Inputs struct {
 	// Dir is the working directory: absolute and symlink-resolved.
 	Dir string
+	// Root is the project root of Dir, [ProjectRoot](Dir), when the caller found it
+	// already; "" has Load find it.
+	Root string
 	// Home is $REIN_HOME, for the global context file, SYSTEM.md, APPEND_SYSTEM.md and skills;
 	// "" reads nothing global.
 	Home string

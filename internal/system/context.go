@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,7 +53,7 @@ func openProject(o Options, global Settings, dir string, tools *tool.Set, est co
 	for _, s := range tools.Specs() {
 		lines = append(lines, contextpack.ToolLine{Name: s.Name, Snippet: s.Snippet})
 	}
-	in := contextpack.Inputs{Dir: dir, Home: o.Home, UserHome: userHomeDir(), Tools: lines, Date: o.Now(),
+	in := contextpack.Inputs{Dir: dir, Root: root, Home: o.Home, UserHome: userHomeDir(), Tools: lines, Date: o.Now(),
 		GateContextFiles: global.gateContextFiles(), Hidden: sandboxHidden(o)}
 	// The untrusted view of the project, loaded once: the trust decision digests what it
 	// leaves out, and an undecided project is assembled from it. A fixed system prompt loads
@@ -63,7 +64,8 @@ func openProject(o Options, global Settings, dir string, tools *tool.Set, est co
 		src = contextpack.Load(in)
 		untrusted = src.Untrusted
 	}
-	pt, decided, err := decideTrust(o, global, dir, root, guarded(root, o.Home, untrusted))
+	paths := guarded(root, o.Home, untrusted)
+	pt, decided, err := decideTrust(o, global, dir, root, paths)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +74,6 @@ func openProject(o Options, global Settings, dir string, tools *tool.Set, est co
 		if src != nil {
 			pr.asm = contextpack.Assemble(in, src, est)
 		}
-		paths := guarded(root, o.Home, untrusted)
 		resources := shownPaths(root, paths)
 		switch {
 		case len(resources) == 0 && len(pt.changed) == 0:
@@ -128,7 +129,10 @@ func openProject(o Options, global Settings, dir string, tools *tool.Set, est co
 	}
 	pr.withPlugins(o, installed, pr.asm)
 	if !pt.trusted {
-		if ignored := shownPaths(root, guarded(root, o.Home, pr.asm.Untrusted)); len(ignored) > 0 {
+		if !slices.Equal(pr.asm.Untrusted, untrusted) {
+			paths = guarded(root, o.Home, pr.asm.Untrusted) // what the guarded files were found from changed
+		}
+		if ignored := shownPaths(root, paths); len(ignored) > 0 {
 			pr.asm.Diagnostics = append([]string{untrustedNotice(pt, ignored)}, pr.asm.Diagnostics...)
 		}
 	}

@@ -3,7 +3,10 @@ package system
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/reinhq/rein/internal/kernel"
@@ -198,12 +201,19 @@ func ticketWorkspace(home, dir string) bool {
 	if err != nil {
 		return false
 	}
-	if r, err := filepath.EvalSymlinks(h); err == nil {
-		h = r
-	}
 	d, err := filepath.Abs(dir)
 	if err != nil {
 		return false
+	}
+	// Without a worktrees directory no existing directory resolves below it: two stats
+	// instead of resolving both paths component by component (most homes have none).
+	if _, err := os.Stat(filepath.Join(h, "worktrees")); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(d); err == nil {
+			return false
+		}
+	}
+	if r, err := filepath.EvalSymlinks(h); err == nil {
+		h = r
 	}
 	if r, err := filepath.EvalSymlinks(d); err == nil {
 		d = r

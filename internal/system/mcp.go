@@ -57,8 +57,12 @@ func mcpOptions(o Options, root string, servers []mcp.Server, setEnv map[string]
 	}
 	environ = append(environ, "CLAUDE_PROJECT_DIR="+root)
 	start, call := mcp.TimeoutsFromEnv(o.Getenv)
+	version := ""
+	if o.Version != nil {
+		version = o.Version()
+	}
 	return mcp.Options{Servers: servers, Dir: root, Environ: environ, SetEnv: setEnv, StripEnv: stripEnv, Journal: journal,
-		HTTPClient: o.HTTPClient, StartTimeout: start, CallTimeout: call, Version: o.Version}
+		HTTPClient: o.HTTPClient, StartTimeout: start, CallTimeout: call, Version: version}
 }
 
 // OpenMCP starts the MCP servers a run in o.Dir would start, for `rein mcp`: the trust gate

@@ -63,8 +63,9 @@ type Options struct {
 	// Environ is what MCP servers inherit (before their own "env", without the secretEnv
 	// names); nil means rein's environment.
 	Environ []string
-	// Version is rein's, sent to MCP servers.
-	Version string
+	// Version returns rein's version, sent to MCP servers; nil sends none. It is called only
+	// when a server starts (reading the build information parses every dependency's line).
+	Version func() string
 	// Tools selects tools by name; nil means the default set. NoTools offers none.
 	Tools   []string
 	NoTools bool

@@ -11,6 +11,11 @@ import (
 const (
 	MaxLines = 2000
 	MaxBytes = 50 * 1024
+	// MaxLinesText and MaxBytesText are MaxLines and FormatSize(MaxBytes) as the tools'
+	// descriptions show them: constants, so a description is built without formatting
+	// (TestLimitTexts keeps them equal).
+	MaxLinesText = "2000"
+	MaxBytesText = "50.0KB"
 )
 
 // TruncatedBy names the limit that cut an output.

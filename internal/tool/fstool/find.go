@@ -20,6 +20,9 @@ import (
 // DefaultFindLimit is the number of results find returns when no limit is given.
 const DefaultFindLimit = 1000
 
+// defaultFindLimitText is DefaultFindLimit in the tool's description (TestLimitTexts).
+const defaultFindLimitText = "1000"
+
 type findArgs struct {
 	Pattern string `json:"pattern" jsonschema:"Glob pattern, e.g. '*.go', '**/*_test.go' or 'src/**/*.ts'. Without a '/', it is matched against file names at any depth; with one, against paths relative to the search directory"`
 	Path    string `json:"path,omitempty" jsonschema:"Directory to search, relative to the workspace (default: the workspace root)"`
@@ -60,11 +63,11 @@ const findSchema = `{"type":"object","properties":{"pattern":{"type":"string","d
 func (t *findTool) Spec() tool.Spec {
 	return tool.Spec{
 		Name: "find",
-		Description: fmt.Sprintf("Find files and directories by glob pattern, e.g. '*.go' (any depth), '**/*_test.go' or 'cmd/**/main.go'. "+
-			"Results are paths relative to the searched directory, sorted, directories ending in '/'. "+
-			"Files ignored by .gitignore are skipped. Returns at most %d results unless limit says otherwise.", DefaultFindLimit),
+		Description: "Find files and directories by glob pattern, e.g. '*.go' (any depth), '**/*_test.go' or 'cmd/**/main.go'. " +
+			"Results are paths relative to the searched directory, sorted, directories ending in '/'. " +
+			"Files ignored by .gitignore are skipped. Returns at most " + defaultFindLimitText + " results unless limit says otherwise.",
 		Snippet: "Find files by glob pattern (respects .gitignore)",
-		Brief:   fmt.Sprintf("Find files below path by glob ('*.go': names at any depth; 'cmd/**/main.go': paths); at most limit (%d).", DefaultFindLimit),
+		Brief:   "Find files below path by glob ('*.go': names at any depth; 'cmd/**/main.go': paths); at most limit (" + defaultFindLimitText + ").",
 		Schema:  json.RawMessage(findSchema),
 		Replay:  tool.ReplaySafe,
 	}

@@ -14,6 +14,9 @@ import (
 // DefaultLsLimit is the number of entries ls returns when no limit is given.
 const DefaultLsLimit = 500
 
+// defaultLsLimitText is DefaultLsLimit in the tool's description (TestLimitTexts).
+const defaultLsLimitText = "500"
+
 type lsArgs struct {
 	Path  string `json:"path,omitempty" jsonschema:"Directory to list, relative to the workspace (default: the workspace root)"`
 	Limit *int   `json:"limit,omitempty" jsonschema:"Maximum number of entries to return (default 500)"`
@@ -44,10 +47,10 @@ const lsSchema = `{"type":"object","properties":{"path":{"type":"string","descri
 func (t *lsTool) Spec() tool.Spec {
 	return tool.Spec{
 		Name: "ls",
-		Description: fmt.Sprintf("List a directory's entries, sorted alphabetically, with a trailing '/' on directories. "+
-			"Hidden files are included. Returns at most %d entries unless limit says otherwise.", DefaultLsLimit),
+		Description: "List a directory's entries, sorted alphabetically, with a trailing '/' on directories. " +
+			"Hidden files are included. Returns at most " + defaultLsLimitText + " entries unless limit says otherwise.",
 		Snippet: "List a directory",
-		Brief:   fmt.Sprintf("List a directory (default: the root); directories end in '/'; at most limit (%d) entries.", DefaultLsLimit),
+		Brief:   "List a directory (default: the root); directories end in '/'; at most limit (" + defaultLsLimitText + ") entries.",
 		Schema:  json.RawMessage(lsSchema),
 		Replay:  tool.ReplaySafe,
 	}

@@ -54,16 +54,14 @@ const readSchema = `{"type":"object","properties":{"path":{"type":"string","desc
 func (t *readTool) Spec() tool.Spec {
 	return tool.Spec{
 		Name: "read",
-		Description: fmt.Sprintf("Read the contents of a file. Text comes back as is, at most %d lines or %s "+
-			"(whichever comes first); when the output is cut, a note at the end gives the offset to continue from. "+
-			"Use offset (1-based line number) and limit (number of lines) to read part of a large file. "+
+		Description: "Read the contents of a file. Text comes back as is, at most " + tool.MaxLinesText + " lines or " + tool.MaxBytesText + " " +
+			"(whichever comes first); when the output is cut, a note at the end gives the offset to continue from. " +
+			"Use offset (1-based line number) and limit (number of lines) to read part of a large file. " +
 			"PNG, JPEG, GIF and WebP images come back as images. Other binary files are refused.",
-			tool.MaxLines, tool.FormatSize(tool.MaxBytes)),
 		Snippet: "Read a file's contents (text by line range, or an image)",
-		Brief: fmt.Sprintf("Read a file: text (at most %d lines or %s a call; offset: first line, 1-based; limit: lines) or an image.",
-			tool.MaxLines, tool.FormatSize(tool.MaxBytes)),
-		Schema: json.RawMessage(readSchema),
-		Replay: tool.ReplaySafe,
+		Brief:   "Read a file: text (at most " + tool.MaxLinesText + " lines or " + tool.MaxBytesText + " a call; offset: first line, 1-based; limit: lines) or an image.",
+		Schema:  json.RawMessage(readSchema),
+		Replay:  tool.ReplaySafe,
 	}
 }
 

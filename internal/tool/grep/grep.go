@@ -25,6 +25,10 @@ const (
 	DefaultLimit = 100
 	// MaxLineChars is the number of characters of a line shown before it is cut.
 	MaxLineChars = 500
+	// defaultLimitText and maxLineCharsText are DefaultLimit and MaxLineChars in the tool's
+	// description (TestLimitTexts).
+	defaultLimitText = "100"
+	maxLineCharsText = "500"
 )
 
 // Options configure the grep tool.
@@ -78,12 +82,11 @@ const schema = `{
 func (g *Grep) Spec() tool.Spec {
 	return tool.Spec{
 		Name: "grep",
-		Description: fmt.Sprintf("Search file contents for a pattern. Returns matching lines with file paths and line numbers. "+
-			"Respects .gitignore. Output is truncated to %d matches or %s (whichever is hit first); long lines are cut to %d characters.",
-			DefaultLimit, tool.FormatSize(tool.MaxBytes), MaxLineChars),
+		Description: "Search file contents for a pattern. Returns matching lines with file paths and line numbers. " +
+			"Respects .gitignore. Output is truncated to " + defaultLimitText + " matches or " + tool.MaxBytesText + " (whichever is hit first); long lines are cut to " + maxLineCharsText + " characters.",
 		Snippet: "Search file contents for patterns (respects .gitignore)",
-		Brief: fmt.Sprintf("Search the files below path (default: all) for a regular expression (literal: a plain string); "+
-			"glob filters names ('*.go') or paths ('src/**/*.ts'; '!' excludes); context: lines around; at most limit (%d) matches.", DefaultLimit),
+		Brief: "Search the files below path (default: all) for a regular expression (literal: a plain string); " +
+			"glob filters names ('*.go') or paths ('src/**/*.ts'; '!' excludes); context: lines around; at most limit (" + defaultLimitText + ") matches.",
 		Schema: json.RawMessage(schema),
 		Replay: tool.ReplaySafe,
 	}

@@ -130,10 +130,9 @@ const schema = `{
 
 // Spec describes the tool.
 func (b *Bash) Spec() tool.Spec {
-	desc := fmt.Sprintf("Execute a bash command in the current working directory. Returns stdout and stderr "+
-		"merged. Output is truncated to the last %d lines or %s (whichever is hit first); if truncated, "+
-		"the full output is saved to a temp file. Optionally provide a timeout in seconds.",
-		tool.MaxLines, tool.FormatSize(tool.MaxBytes))
+	desc := "Execute a bash command in the current working directory. Returns stdout and stderr " +
+		"merged. Output is truncated to the last " + tool.MaxLinesText + " lines or " + tool.MaxBytesText + " (whichever is hit first); if truncated, " +
+		"the full output is saved to a temp file. Optionally provide a timeout in seconds."
 	if !b.opts.KeepBackground && b.opts.Sandbox == nil {
 		desc += " Processes a command starts in the background (&, nohup, setsid) are ended when the command ends."
 	}
