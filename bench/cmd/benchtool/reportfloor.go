@@ -101,6 +101,8 @@ func (rp *report) writeFloor(b *strings.Builder) {
 	ns, dur := perRun(rp.res["loop500"]["rein-nosession"], growthOf), perRun(rp.res["loop500"]["rein"], growthOf)
 	row("500-turn loop, growth 1–50 → 451–500", "loop500", same(growthOf),
 		fmt.Sprintf("≤ 0.3 without a session: %s; ≤ 0.5 with: %s", verdict(ns, 0.3), verdict(dur, 0.5)))
+	g0 := rp.paired("loop500", "rein-nosession", "floor-k0", growthOf)
+	fmt.Fprintf(b, "| 500-turn loop, growth: rein --no-session − floor K = 0, paired | | | | %s | | |\n", cell(g0, 2))
 	g := rp.paired("loop500", "rein", "floor-k2", growthOf)
 	fmt.Fprintf(b, "| 500-turn loop, growth: rein − floor K = 2, paired | | | | | %s | |\n", cell(g, 2))
 	d := rp.paired("read50", "rein", "floor-k4", gapOf)
