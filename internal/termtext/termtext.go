@@ -30,7 +30,7 @@ func Visible(s string) string {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unsafe(r):
+		case Unsafe(r):
 			writeEscaped(&b, r)
 		default:
 			b.WriteString(s[i : i+n])
@@ -51,7 +51,7 @@ func firstUnsafe(s string) int {
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && n == 1) || unsafe(r) {
+		if (r == utf8.RuneError && n == 1) || Unsafe(r) {
 			return i
 		}
 		i += n
@@ -59,7 +59,10 @@ func firstUnsafe(s string) int {
 	return -1
 }
 
-func unsafe(r rune) bool {
+// Unsafe reports whether a terminal would interpret r rather than show it (see the package
+// doc): the controls but newline and tab, and the bidirectional overrides and isolates. Text
+// that keeps its own runes (an editor's) drops them instead of escaping them.
+func Unsafe(r rune) bool {
 	switch {
 	case r == '\n' || r == '\t':
 		return false

@@ -6,6 +6,8 @@ import (
 	"unicode"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/reinhq/rein/internal/termtext"
 )
 
 // The editor's look: the prompt on every row, the placeholder of an empty editor, and the
@@ -105,7 +107,7 @@ func sanitize(s string) []rune {
 			out = append(out, '\n')
 		case r == '\t':
 			out = append(out, []rune(inputTab)...)
-		case unicode.IsControl(r):
+		case termtext.Unsafe(r):
 		default:
 			out = append(out, r)
 		}

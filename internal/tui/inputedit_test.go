@@ -117,6 +117,17 @@ func TestEditorInsertString(t *testing.T) {
 	}
 }
 
+// TestEditorDropsBidiControls: the bidirectional overrides and isolates termtext makes
+// visible elsewhere are dropped from what the editor holds, so a pasted text cannot reorder
+// what its reader sees.
+func TestEditorDropsBidiControls(t *testing.T) {
+	e := testEditor(80)
+	e.InsertString("a\u202eb\u2066c\u2069d\u0085e")
+	if got, want := e.Value(), "abcde"; got != want {
+		t.Errorf("value %q, want %q", got, want)
+	}
+}
+
 // TestEditorWraps: rows break after the last space that fits, a word longer than a row
 // breaks where the row ends, wide characters are never split, and every row is at most the
 // width (the cursor included).
