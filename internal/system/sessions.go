@@ -1,17 +1,20 @@
 package system
 
 import (
-	"bytes"
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/reinhq/rein/internal/ledger"
 )
 
 // ErrNoSession says a session reference matched nothing (or nothing unambiguous).
@@ -140,25 +143,16 @@ func LatestSession(home, cwd string) (SessionDir, error) {
 	return SessionDir{}, fmt.Errorf("%w: no session in this directory yet to continue (start one with rein -p)", ErrNoSession)
 }
 
-// hasHeaderLine reports whether the ledger's first line is complete (ends with a newline).
+// hasHeaderLine reports whether the ledger's first line is complete (a newline within the
+// longest line a ledger holds).
 func hasHeaderLine(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	buf := make([]byte, 4096)
-	for read := 0; read < 1<<20; {
-		n, err := f.Read(buf)
-		if bytes.IndexByte(buf[:n], '\n') >= 0 {
-			return true
-		}
-		read += n
-		if err != nil {
-			return false
-		}
-	}
-	return false
+	_, err = bufio.NewReader(io.LimitReader(f, ledger.MaxLineBytes+1)).ReadBytes('\n')
+	return err == nil
 }
 
 // SessionIDOf is the id of the session a directory holds: the directory's name (rein names a
