@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/reinhq/rein/internal/llm/sse"
 )
 
 // Streamable HTTP headers.
@@ -221,30 +224,37 @@ func (t *httpTransport) resume(ctx context.Context, lastID string) (*http.Respon
 }
 
 // events hands the messages of one event stream to the session, and says whether the
-// answer to request id was among them and the last event id seen.
+// answer to request id was among them and the last event id seen. An event longer than
+// maxMessage ends the connection.
 func (t *httpTransport) events(resp *http.Response, id int64) (got bool, lastID string, err error) {
-	r := newEventReader(resp.Body)
-	for {
-		ev, err := r.next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				err = nil
-			}
-			return false, lastID, err
+	d := sse.NewDecoder(resp.Body)
+	defer d.Release()
+	for d.Next() {
+		lastID = d.LastID()
+		ev := d.Event()
+		if len(ev.Data) > maxMessage {
+			return false, lastID, fmt.Errorf("%w: an event longer than %d MiB", errMalformed, maxMessage>>20)
 		}
-		if ev.id != "" {
-			lastID = ev.id
-		}
-		if len(bytes.TrimSpace(ev.data)) == 0 || (ev.name != "" && ev.name != "message") {
+		if len(bytes.TrimSpace(ev.Data)) == 0 || (ev.Name != "" && ev.Name != "message") {
 			continue
 		}
-		if !t.put(inbound{data: ev.data}) {
+		data := bytes.Clone(ev.Data) // the decoder reuses its buffer
+		if !t.put(inbound{data: data}) {
 			return true, lastID, nil
 		}
-		if answers(ev.data, id) {
+		if answers(data, id) {
 			return true, lastID, nil
 		}
 	}
+	// A stream cut inside an event drops it: its message may be incomplete, and its id does
+	// not count.
+	switch err := d.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		return false, d.LastID(), fmt.Errorf("%w: %w", errMalformed, err)
+	case err != nil:
+		return false, d.LastID(), err
+	}
+	return false, d.LastID(), nil
 }
 
 // answers reports whether data holds the response to request id.

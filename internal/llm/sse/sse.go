@@ -24,7 +24,9 @@ type Event struct {
 // Lines end with "\n" or "\r\n" (a lone "\r" is not a line end: neither OpenAI nor any
 // compatible server sends one); a last line without an end is still read. A line starting
 // with ":" is a comment (keep-alives); "data:" lines accumulate, one space after the colon
-// removed; "event:" names the event; other fields are ignored. A blank line dispatches the
+// removed; "event:" names the event; "id:" sets the event id, which becomes the last event id
+// ([Decoder.LastID], kept from event to event) when a blank line ends the event, also one
+// without data (an id holding a NUL is ignored); other fields are ignored. A blank line dispatches the
 // event when it has data. An event the body ends inside of (fields read, no blank line
 // after them) is not dispatched: [Decoder.Cut] reports it. A line longer than [MaxLine] is an
 // error wrapping [bufio.ErrTooLong].
@@ -36,6 +38,8 @@ type Decoder struct {
 	data    []byte
 	name    string
 	ev      Event
+	id      string // the "id:" field of the event being read
+	lastID  string
 	pending bool // a field line was read since the last blank line
 	started bool
 	cut     bool
@@ -91,7 +95,7 @@ func (d *Decoder) Next() bool {
 			return false
 		}
 		if len(line) == 0 {
-			d.pending = false
+			d.pending, d.lastID = false, d.id
 			if len(d.data) == 0 {
 				d.name = ""
 				continue
@@ -126,8 +130,16 @@ func (d *Decoder) field(line []byte) {
 		d.data = append(d.data, value...)
 	case "event":
 		d.name = string(value)
+	case "id":
+		if bytes.IndexByte(value, 0) < 0 {
+			d.id = string(value)
+		}
 	}
 }
+
+// LastID is the id of the last event a blank line ended, with data or not; "" before any. An
+// event the body ends inside of does not set it.
+func (d *Decoder) LastID() string { return d.lastID }
 
 // line returns the next line without its end. At the end of the body it returns the
 // unterminated rest (if any) with io.EOF.

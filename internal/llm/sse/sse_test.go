@@ -88,3 +88,24 @@ func TestDecoderReadError(t *testing.T) {
 		t.Fatalf("after a read error: err %v, want %v", d.Err(), boom)
 	}
 }
+
+// TestDecoderLastID: an event's id becomes the last event id when a blank line ends it, with
+// data or without (a priming event); it carries over to later events without one; an id with
+// a NUL is ignored; an event the body ends inside of does not set it.
+func TestDecoderLastID(t *testing.T) {
+	d := NewDecoder(strings.NewReader("id: p1\ndata:\n\nid: 7\ndata: a\n\ndata: b\n\nid: x\x00y\ndata: c\n\nid: 9\ndata: cut"))
+	defer d.Release()
+	if d.LastID() != "" {
+		t.Fatalf("LastID before any event = %q", d.LastID())
+	}
+	var got []string
+	for d.Next() {
+		got = append(got, string(d.Event().Data)+"@"+d.LastID())
+	}
+	if want := "a@7 b@7 c@7"; strings.Join(got, " ") != want {
+		t.Errorf("events = %q, want %s", got, want)
+	}
+	if d.LastID() != "7" {
+		t.Errorf("LastID after a cut event = %q, want 7", d.LastID())
+	}
+}
