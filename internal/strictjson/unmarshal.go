@@ -9,6 +9,17 @@ import (
 	"strings"
 )
 
+// UnmarshalLoose checks data as [Check] does (one value, no duplicate keys, no invalid
+// escapes) and decodes it into v with encoding/json, members v has no field for ignored: for
+// files whose format another program owns (Claude Code's settings, plugin manifests), read as
+// leniently as that program reads them but never ambiguously.
+func UnmarshalLoose(data []byte, v any) error {
+	if err := Check(data); err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
+}
+
 // Unmarshal decodes data into v (a non-nil pointer) strictly: data must pass [Decode], and every
 // object key must be the exact JSON name of a field of the struct it decodes into (no unknown
 // keys, no keys differing only in case). Errors name the path of the offending key.

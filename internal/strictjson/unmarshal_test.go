@@ -51,3 +51,19 @@ func TestUnmarshal(t *testing.T) {
 		t.Error("a non-pointer target was accepted")
 	}
 }
+
+// TestUnmarshalLoose: members without a field are ignored; what Check refuses (a duplicate
+// key, two values) is refused with Check's error.
+func TestUnmarshalLoose(t *testing.T) {
+	var v struct {
+		A int `json:"a"`
+	}
+	if err := UnmarshalLoose([]byte(`{"a": 1, "other": [true]}`), &v); err != nil || v.A != 1 {
+		t.Fatalf("loose = %+v, %v", v, err)
+	}
+	for _, bad := range []string{`{"a": 1, "a": 2}`, `{"a": 1} {}`} {
+		if err, want := UnmarshalLoose([]byte(bad), &v), Check([]byte(bad)); err == nil || want == nil || err.Error() != want.Error() {
+			t.Errorf("%s: %v, want Check's %v", bad, err, want)
+		}
+	}
+}

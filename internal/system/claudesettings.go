@@ -109,12 +109,9 @@ func readClaudeSettings(path, scope, ruleRoot string) (s Settings, ok, invalid b
 	warn := func(format string, args ...any) {
 		s.warnings = append(s.warnings, path+": "+fmt.Sprintf(format, args...))
 	}
-	if err == nil {
-		err = strictjson.Check(data)
-	}
 	var top map[string]json.RawMessage
 	if err == nil {
-		err = json.Unmarshal(data, &top)
+		err = strictjson.UnmarshalLoose(data, &top)
 	}
 	if err != nil {
 		warn("skipped, as Claude Code skips a settings file it cannot read: %v", err)
@@ -237,12 +234,9 @@ func readSmall(path string) ([]byte, error) {
 // rein's syntax refuses but Claude Code's maps are mapped; a rule neither reads stays, to be
 // refused as a typo.
 func claudeInReinFile(path string, data []byte, ruleRoot string) ([]byte, []string, error) {
-	if err := strictjson.Check(data); err != nil {
-		return data, nil, nil // the strict parse reports it
-	}
 	var top map[string]json.RawMessage
-	if json.Unmarshal(data, &top) != nil {
-		return data, nil, nil
+	if strictjson.UnmarshalLoose(data, &top) != nil {
+		return data, nil, nil // the strict parse reports it
 	}
 	var ignored, warnings []string
 	stripped := false

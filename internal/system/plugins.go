@@ -187,10 +187,7 @@ func readManifest(dir string, warn func(string, ...any)) (m manifest, ok bool) {
 		return m, false
 	}
 	if err == nil {
-		err = strictjson.Check(data)
-	}
-	if err == nil {
-		err = json.Unmarshal(data, &m)
+		err = strictjson.UnmarshalLoose(data, &m)
 	}
 	if err != nil {
 		warn("%s: skipped: %v", path, err)
@@ -377,10 +374,7 @@ func readInstalled(path, root string, warn func(string, ...any)) map[string]stri
 		Plugins map[string]json.RawMessage `json:"plugins"`
 	}
 	if err == nil {
-		err = strictjson.Check(data)
-	}
-	if err == nil {
-		err = json.Unmarshal(data, &f)
+		err = strictjson.UnmarshalLoose(data, &f)
 	}
 	if err != nil {
 		warn("%s: skipped: %v", path, err)
