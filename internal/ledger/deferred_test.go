@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -138,5 +140,31 @@ func TestSyncedZeroAfterADamagedHeader(t *testing.T) {
 	v2 := ledger.BuildSyncedLineVersionForTest(2, 2, 0, "e2", "", "entry", ts, []byte(`{"n":1}`), prev)
 	if _, _, _, err := openBytes(join(h, v2)); !errors.Is(err, ledger.ErrCorrupt) {
 		t.Fatalf("a version 2 line with synced 0: %v, want ErrCorrupt", err)
+	}
+}
+
+// TestHasHeaderLine: a ledger Create wrote has its header line; an empty file, a torn first
+// line and a missing file do not.
+func TestHasHeaderLine(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "s1")
+	l, err := ledger.Create(dir, header(), ledger.Options{Deferred: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ledger.HasHeaderLine(dir, ledger.Options{}) {
+		t.Error("a created ledger has no header line")
+	}
+	l.Close()
+	for name, content := range map[string]string{"empty": "", "torn": `{"v":1,"seq":1,"kind":"hea`} {
+		d := filepath.Join(root, name)
+		os.MkdirAll(d, 0o700)
+		os.WriteFile(filepath.Join(d, ledger.FileName), []byte(content), 0o600)
+		if ledger.HasHeaderLine(d, ledger.Options{}) {
+			t.Errorf("%s: reported a header line", name)
+		}
+	}
+	if ledger.HasHeaderLine(filepath.Join(root, "missing"), ledger.Options{}) {
+		t.Error("a missing ledger has a header line")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 )
 
 // TornTail describes what a crash left after the last valid record: an incomplete record (no
@@ -195,4 +196,17 @@ func readVerified(fsys FS, path string, c *chain, fn func(Record) error) (scanRe
 	}
 	defer f.Close()
 	return scan(path, f, c, fn)
+}
+
+// HasHeaderLine reports whether dir's ledger file begins with a complete line (its header, as
+// Create writes it), reading that line only: a file without one opens as [ErrIncomplete]
+// (nothing in it was ever acknowledged). It says nothing of the rest of the file.
+func HasHeaderLine(dir string, opts Options) bool {
+	f, err := opts.fs().OpenFile(filepath.Join(dir, FileName), os.O_RDONLY, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = bufio.NewReader(io.LimitReader(f, MaxLineBytes+1)).ReadBytes('\n')
+	return err == nil
 }

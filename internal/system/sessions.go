@@ -1,12 +1,10 @@
 package system
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -136,23 +134,11 @@ func LatestSession(home, cwd string) (SessionDir, error) {
 		return SessionDir{}, err
 	}
 	for _, sd := range all {
-		if hasHeaderLine(filepath.Join(sd.Dir, "ledger.jsonl")) {
+		if ledger.HasHeaderLine(sd.Dir, ledger.Options{}) {
 			return sd, nil
 		}
 	}
 	return SessionDir{}, fmt.Errorf("%w: no session in this directory yet to continue (start one with rein -p)", ErrNoSession)
-}
-
-// hasHeaderLine reports whether the ledger's first line is complete (a newline within the
-// longest line a ledger holds).
-func hasHeaderLine(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	_, err = bufio.NewReader(io.LimitReader(f, ledger.MaxLineBytes+1)).ReadBytes('\n')
-	return err == nil
 }
 
 // SessionIDOf is the id of the session a directory holds: the directory's name (rein names a
