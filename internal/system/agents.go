@@ -27,7 +27,9 @@ type Agents struct {
 	Trust   TrustChoice
 	Confirm func(question string) (bool, error)
 	Notice  func(string)
-	// HTTPClient is used by network providers; nil means http.DefaultClient.
+	// HTTPClient is used by network providers and MCP servers; nil means rein's shared
+	// provider client (predial.Client: it opens the provider's connection during Build) for
+	// providers and http.DefaultClient for MCP servers.
 	HTTPClient *http.Client
 	// Retry overrides llm.DefaultRetryPolicy when MaxAttempts > 0.
 	Retry llm.RetryPolicy

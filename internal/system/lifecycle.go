@@ -262,6 +262,7 @@ func (rt *Runtime) release() error {
 	if rt.journal != nil {
 		errs = append(errs, rt.journal.Close())
 	}
+	_ = rt.predial.Close() // an unused connection; its failure concerns nobody
 	return errors.Join(errs...)
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/reinhq/rein/internal/llm/anthropic"
 	"github.com/reinhq/rein/internal/llm/openai"
 	"github.com/reinhq/rein/internal/llm/openaicompat"
+	"github.com/reinhq/rein/internal/llm/predial"
 	"github.com/reinhq/rein/internal/llm/redact"
 	"github.com/reinhq/rein/internal/llm/script"
 	"github.com/reinhq/rein/internal/llm/watchdog"
@@ -102,7 +103,9 @@ type Options struct {
 	// Tracer, if not nil, traces the agent (its events, model requests and session writes).
 	// The caller owns it and shuts it down.
 	Tracer *telemetry.Tracer
-	// HTTPClient is used by network providers; nil means http.DefaultClient.
+	// HTTPClient is used by network providers and MCP servers; nil means rein's shared
+	// provider client (predial.Client: it opens the provider's connection during Build) for
+	// providers and http.DefaultClient for MCP servers.
 	HTTPClient *http.Client
 	// Retry overrides llm.DefaultRetryPolicy when MaxAttempts > 0.
 	Retry llm.RetryPolicy
@@ -221,6 +224,9 @@ type Runtime struct {
 	journal *proc.Journal
 	// MCP holds the run's MCP servers (nil without them); Close ends them.
 	MCP *mcp.Manager
+	// predial is the provider connection opened during Build for the first request (nil
+	// when none was); Close closes it when no request took it.
+	predial *predial.Ahead
 	// mu guards the conversation of a run without a session.
 	mu      sync.Mutex
 	history []llm.Message
@@ -303,7 +309,7 @@ func resolveModel(o Options, rt *Runtime, policy llm.RetryPolicy) (llm.Model, ll
 	info.Provider = provider
 	model := o.Adapter
 	if model == nil {
-		m, keySource, err := buildModel(o, provider, info)
+		m, keySource, err := buildModel(o, rt, provider, info)
 		if err != nil {
 			return nil, info, err
 		}
@@ -696,7 +702,7 @@ func storedProvider(home string) (string, error) {
 	return "", nil
 }
 
-func buildModel(o Options, provider string, info llm.ModelInfo) (llm.Model, KeySource, error) {
+func buildModel(o Options, rt *Runtime, provider string, info llm.ModelInfo) (llm.Model, KeySource, error) {
 	if provider == llm.ProviderScript {
 		if o.Script == "" {
 			return nil, KeyNone, fmt.Errorf("%w: the script provider needs --script FILE (see docs/script-format.md)", ErrConfig)
@@ -714,7 +720,7 @@ func buildModel(o Options, provider string, info llm.ModelInfo) (llm.Model, KeyS
 	if err != nil {
 		return nil, KeyNone, err
 	}
-	m, err := newAdapter(o, provider, info, key)
+	m, err := newAdapter(o, rt, provider, info, key)
 	if err != nil {
 		return nil, KeyNone, err
 	}
@@ -723,15 +729,20 @@ func buildModel(o Options, provider string, info llm.ModelInfo) (llm.Model, KeyS
 	return redact.Errors(m, key, o.APIKey), src, nil
 }
 
-// newAdapter builds the network adapter of provider with key.
-func newAdapter(o Options, provider string, info llm.ModelInfo, key string) (llm.Model, error) {
+// newAdapter builds the network adapter of provider with key. Without Options.HTTPClient the
+// adapter sends through rein's shared provider client, and the connection to the provider is
+// opened now, in the background, for the first request (rt.predial; see package predial).
+func newAdapter(o Options, rt *Runtime, provider string, info llm.ModelInfo, key string) (llm.Model, error) {
 	baseURL := o.BaseURL
 	if baseURL == "" {
 		baseURL = info.BaseURL
 	}
 	client := o.HTTPClient
 	if client == nil {
-		client = http.DefaultClient
+		client = predial.Client()
+		if key != "" || provider == llm.ProviderOpenAICompat {
+			rt.predial = predial.Start(baseURL)
+		}
 	}
 	limits := watchdog.Limits{Header: o.StreamIdleTimeout, Idle: o.StreamIdleTimeout}
 	switch provider {

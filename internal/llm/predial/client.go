@@ -1,0 +1,97 @@
+package predial
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// NewTransport returns a clone of http.DefaultTransport whose connections d opens (a fresh
+// transport with the default's settings when http.DefaultTransport was replaced).
+func NewTransport(d *Dialer) *http.Transport {
+	var t *http.Transport
+	if def, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = def.Clone()
+	} else {
+		t = &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true, MaxIdleConns: 100,
+			IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second,
+			ExpectContinueTimeout: time.Second}
+	}
+	t.DialContext = d.DialContext
+	return t
+}
+
+// Start pre-dials the connection a request to baseURL through t would open, with d; t must
+// dial through d (see [NewTransport]). It returns nil when there is nothing to pre-dial (see
+// the package contract); the caller closes a non-nil Ahead when it is done with the client.
+func (d *Dialer) Start(t *http.Transport, baseURL string) *Ahead {
+	addr, ok := target(t, baseURL)
+	if !ok {
+		return nil
+	}
+	return d.dialAhead("tcp", addr)
+}
+
+// target is the address the transport dials for a request to baseURL, false when it would
+// dial something else (a proxy) or the URL is no absolute http(s) URL with an ASCII host.
+func target(t *http.Transport, baseURL string) (string, bool) {
+	u, err := url.Parse(baseURL)
+	if err != nil || u.Host == "" {
+		return "", false
+	}
+	port := u.Port()
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", false
+	case port == "" && u.Scheme == "http":
+		port = "80"
+	case port == "":
+		port = "443"
+	}
+	host := u.Hostname()
+	if host == "" || !ascii(host) {
+		return "", false
+	}
+	if t.Proxy != nil {
+		p, err := t.Proxy(&http.Request{Method: http.MethodPost, URL: u, Header: http.Header{}, Host: u.Host})
+		if err != nil || p != nil {
+			return "", false
+		}
+	}
+	return net.JoinHostPort(host, port), true
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// shared is the process's provider client: one pool for every runtime, as http.DefaultClient
+// had. The client has no overall timeout: a stream lasts as long as the model writes.
+var shared = sync.OnceValue(func() *sharedClient {
+	d := NewDialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
+	t := NewTransport(d)
+	return &sharedClient{d: d, t: t, c: &http.Client{Transport: t}}
+})
+
+type sharedClient struct {
+	d *Dialer
+	t *http.Transport
+	c *http.Client
+}
+
+// Client returns rein's shared HTTP client for provider requests, over the shared Dialer.
+func Client() *http.Client { return shared().c }
+
+// Start pre-dials, through the shared Dialer, the provider at baseURL for [Client]'s first
+// request there (see [Dialer.Start]).
+func Start(baseURL string) *Ahead {
+	s := shared()
+	return s.d.Start(s.t, baseURL)
+}
