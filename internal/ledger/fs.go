@@ -2,14 +2,12 @@ package ledger
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"strconv"
-
-	"github.com/gofrs/flock"
+	"syscall"
 )
 
 // FS is every filesystem effect the ledger has. Production uses [OSFS]; tests substitute a
@@ -78,37 +76,49 @@ func (OSFS) SyncDir(name string) error {
 	return cerr
 }
 
-// Lock implements FS with flock(2) (github.com/gofrs/flock): the kernel releases it when the
-// holder dies, including by SIGKILL. The pid is written through a second descriptor after the
-// lock is taken; closing that descriptor does not release a flock lock.
+// Lock implements FS with flock(2): the kernel releases it when the holder dies, including by
+// SIGKILL. One descriptor opens (creating) the file, takes the lock and, once it holds it,
+// truncates the file and writes the pid; closing it releases the lock. It is a plain blocking
+// descriptor, never registered with the runtime's poller (a regular file cannot be polled).
 func (OSFS) Lock(name string) (io.Closer, error) {
-	fl := flock.New(name, flock.SetPermissions(0o600))
-	ok, err := fl.TryLock()
+	var fd int
+	var err error
+	for {
+		if fd, err = syscall.Open(name, syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600); err != syscall.EINTR {
+			break
+		}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", name, err)
+		return nil, fmt.Errorf("lock %s: %w", name, &fs.PathError{Op: "open", Path: name, Err: err})
 	}
-	if !ok {
+	f := os.NewFile(uintptr(fd), name)
+	for {
+		if err = syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != syscall.EINTR {
+			break
+		}
+	}
+	switch {
+	case err == syscall.EWOULDBLOCK:
+		f.Close()
 		return nil, &LockedError{Path: name, PID: readPID(name)}
+	case err != nil:
+		f.Close()
+		return nil, fmt.Errorf("lock %s: flock: %w", name, err)
 	}
-	if err := writePID(name); err != nil {
-		_ = fl.Unlock()
+	if err := writePID(f); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("lock %s: write pid: %w", name, err)
 	}
-	return lockCloser{fl}, nil
+	return f, nil
 }
 
-type lockCloser struct{ fl *flock.Flock }
-
-func (c lockCloser) Close() error { return c.fl.Unlock() }
-
-func writePID(name string) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
+// writePID replaces the lock file's content with this process's pid.
+func writePID(f *os.File) error {
+	if err := f.Truncate(0); err != nil {
 		return err
 	}
-	_, werr := f.Write([]byte(strconv.Itoa(os.Getpid()) + "\n"))
-	cerr := f.Close()
-	return errors.Join(werr, cerr)
+	_, err := f.Write([]byte(strconv.Itoa(os.Getpid()) + "\n"))
+	return err
 }
 
 // readPID reads the holder's pid from a lock file; 0 if it cannot.
