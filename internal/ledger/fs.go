@@ -46,11 +46,27 @@ var _ FS = OSFS{}
 
 // OpenFile implements FS.
 func (OSFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
-	f, err := os.OpenFile(name, flag, perm)
+	f, err := openPlain(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
 	return f, nil
+}
+
+// openPlain is os.OpenFile for the ledger's regular files and directories, which the runtime's
+// poller cannot watch: os.OpenFile tries to register every descriptor with it (four fcntls and
+// an epoll_ctl that fails with EPERM on a regular file); a plain blocking descriptor skips
+// that. Errors are *fs.PathError, as os.OpenFile's.
+func openPlain(name string, flag int, perm fs.FileMode) (*os.File, error) {
+	for {
+		fd, err := syscall.Open(name, flag|syscall.O_CLOEXEC, uint32(perm.Perm()))
+		switch {
+		case err == nil:
+			return os.NewFile(uintptr(fd), name), nil
+		case err != syscall.EINTR:
+			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		}
+	}
 }
 
 // Mkdir implements FS.
@@ -64,7 +80,7 @@ func (OSFS) Remove(name string) error { return os.Remove(name) }
 
 // SyncDir implements FS. Directories are opened read-only: O_WRONLY fails on Linux.
 func (OSFS) SyncDir(name string) error {
-	d, err := os.Open(name)
+	d, err := openPlain(name, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -77,23 +93,15 @@ func (OSFS) SyncDir(name string) error {
 }
 
 // Lock implements FS with flock(2): the kernel releases it when the holder dies, including by
-// SIGKILL. One descriptor opens (creating) the file, takes the lock and, once it holds it,
-// truncates the file and writes the pid; closing it releases the lock. It is a plain blocking
-// descriptor, never registered with the runtime's poller (a regular file cannot be polled).
+// SIGKILL. One descriptor ([openPlain]) opens (creating) the file, takes the lock and, once it
+// holds it, truncates the file and writes the pid; closing it releases the lock.
 func (OSFS) Lock(name string) (io.Closer, error) {
-	var fd int
-	var err error
-	for {
-		if fd, err = syscall.Open(name, syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600); err != syscall.EINTR {
-			break
-		}
-	}
+	f, err := openPlain(name, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", name, &fs.PathError{Op: "open", Path: name, Err: err})
+		return nil, fmt.Errorf("lock %s: %w", name, err)
 	}
-	f := os.NewFile(uintptr(fd), name)
 	for {
-		if err = syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != syscall.EINTR {
+		if err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != syscall.EINTR {
 			break
 		}
 	}
