@@ -5,9 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime/pprof"
-	"syscall"
 
 	"github.com/reinhq/rein/internal/cli"
 	"github.com/reinhq/rein/internal/proc"
@@ -32,7 +30,7 @@ func run() int {
 	if err := proc.Subreap(); err != nil {
 		fmt.Fprintln(os.Stderr, "rein: warning:", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop, _ := interruptContext(context.Background())
 	defer stop()
 	return cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }
