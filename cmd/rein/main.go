@@ -5,9 +5,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
+	"runtime"
 	"runtime/pprof"
-	"syscall"
 
 	"github.com/reinhq/rein/internal/cli"
 	"github.com/reinhq/rein/internal/proc"
@@ -32,7 +31,12 @@ func run() int {
 	if err := proc.Subreap(); err != nil {
 		fmt.Fprintln(os.Stderr, "rein: warning:", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop, installed := interruptContext(context.Background())
 	defer stop()
+	if runtime.GOMAXPROCS(0) == 1 {
+		// One P: the installing goroutine would run only once main blocks (at the first
+		// fsync, with the session already made); wait for it here instead.
+		<-installed
+	}
 	return cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }

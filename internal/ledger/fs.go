@@ -2,14 +2,12 @@ package ledger
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"strconv"
-
-	"github.com/gofrs/flock"
+	"syscall"
 )
 
 // FS is every filesystem effect the ledger has. Production uses [OSFS]; tests substitute a
@@ -48,11 +46,27 @@ var _ FS = OSFS{}
 
 // OpenFile implements FS.
 func (OSFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
-	f, err := os.OpenFile(name, flag, perm)
+	f, err := openPlain(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
 	return f, nil
+}
+
+// openPlain is os.OpenFile for the ledger's regular files and directories, which the runtime's
+// poller cannot watch: os.OpenFile tries to register every descriptor with it (four fcntls and
+// an epoll_ctl that fails with EPERM on a regular file); a plain blocking descriptor skips
+// that. Errors are *fs.PathError, as os.OpenFile's.
+func openPlain(name string, flag int, perm fs.FileMode) (*os.File, error) {
+	for {
+		fd, err := syscall.Open(name, flag|syscall.O_CLOEXEC, uint32(perm.Perm()))
+		switch {
+		case err == nil:
+			return os.NewFile(uintptr(fd), name), nil
+		case err != syscall.EINTR:
+			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		}
+	}
 }
 
 // Mkdir implements FS.
@@ -66,7 +80,7 @@ func (OSFS) Remove(name string) error { return os.Remove(name) }
 
 // SyncDir implements FS. Directories are opened read-only: O_WRONLY fails on Linux.
 func (OSFS) SyncDir(name string) error {
-	d, err := os.Open(name)
+	d, err := openPlain(name, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -78,37 +92,41 @@ func (OSFS) SyncDir(name string) error {
 	return cerr
 }
 
-// Lock implements FS with flock(2) (github.com/gofrs/flock): the kernel releases it when the
-// holder dies, including by SIGKILL. The pid is written through a second descriptor after the
-// lock is taken; closing that descriptor does not release a flock lock.
+// Lock implements FS with flock(2): the kernel releases it when the holder dies, including by
+// SIGKILL. One descriptor ([openPlain]) opens (creating) the file, takes the lock and, once it
+// holds it, truncates the file and writes the pid; closing it releases the lock.
 func (OSFS) Lock(name string) (io.Closer, error) {
-	fl := flock.New(name, flock.SetPermissions(0o600))
-	ok, err := fl.TryLock()
+	f, err := openPlain(name, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", name, err)
 	}
-	if !ok {
-		return nil, &LockedError{Path: name, PID: readPID(name)}
+	for {
+		if err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != syscall.EINTR {
+			break
+		}
 	}
-	if err := writePID(name); err != nil {
-		_ = fl.Unlock()
+	switch {
+	case err == syscall.EWOULDBLOCK:
+		f.Close()
+		return nil, &LockedError{Path: name, PID: readPID(name)}
+	case err != nil:
+		f.Close()
+		return nil, fmt.Errorf("lock %s: flock: %w", name, err)
+	}
+	if err := writePID(f); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("lock %s: write pid: %w", name, err)
 	}
-	return lockCloser{fl}, nil
+	return f, nil
 }
 
-type lockCloser struct{ fl *flock.Flock }
-
-func (c lockCloser) Close() error { return c.fl.Unlock() }
-
-func writePID(name string) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
+// writePID replaces the lock file's content with this process's pid.
+func writePID(f *os.File) error {
+	if err := f.Truncate(0); err != nil {
 		return err
 	}
-	_, werr := f.Write([]byte(strconv.Itoa(os.Getpid()) + "\n"))
-	cerr := f.Close()
-	return errors.Join(werr, cerr)
+	_, err := f.Write([]byte(strconv.Itoa(os.Getpid()) + "\n"))
+	return err
 }
 
 // readPID reads the holder's pid from a lock file; 0 if it cannot.

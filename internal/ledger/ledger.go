@@ -23,9 +23,10 @@ type Options struct {
 	Now   func() time.Time // record timestamps; nil: time.Now
 	NewID func() string    // ids for records appended without one; nil: UUIDv7
 	// Visit, if set, is called by Open, OpenReadOnly and Verify with each record as soon as it
-	// is verified, in seq order, and by Open also with the recovery record it appends after
-	// repairing a torn tail: a caller builds its state in the same pass that verifies the
-	// file instead of reading it again with Records. An error from Visit stops the open, which
+	// is verified, in seq order, by Open also with the recovery record it appends after
+	// repairing a torn tail, and by Create with the header record it wrote: a caller builds
+	// its state in the same pass that verifies (or writes) the file instead of reading it
+	// again with Records. An error from Visit stops the open, which
 	// returns that error as is. When the open fails, later or for any reason, what Visit has
 	// seen means nothing.
 	Visit func(Record) error
@@ -138,7 +139,11 @@ func Create(dir string, header Header, opts Options) (*Ledger, error) {
 		return nil, fmt.Errorf("ledger: create: %w", err)
 	}
 	l.f = f
-	if _, err := l.appendLocked([]pending{{kind: KindHeader, id: header.ID, body: header}}, nil); err != nil {
+	recs, err := l.appendLocked([]pending{{kind: KindHeader, id: header.ID, body: header}}, nil)
+	if err == nil && opts.Visit != nil {
+		err = opts.Visit(recs[0])
+	}
+	if err != nil {
 		// Nothing was acknowledged: remove the partial file so that Create can be retried.
 		f.Close()
 		_ = fsys.Remove(l.path)

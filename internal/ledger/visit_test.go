@@ -126,3 +126,30 @@ func TestVisitThenCorruption(t *testing.T) {
 		t.Fatalf("visited %+v before the corruption, want the 3 records before it", seen)
 	}
 }
+
+// TestCreateVisitsTheHeader: Create calls Visit with the header record it wrote, the record
+// Records then reads back; an error from Visit fails Create and leaves no ledger.
+func TestCreateVisitsTheHeader(t *testing.T) {
+	m := ledgertest.NewMemFS()
+	opts := testOptions(m, "o")
+	var seen []ledger.Record
+	opts.Visit = func(r ledger.Record) error { seen = append(seen, r); return nil }
+	l, err := ledger.Create(memDir, header(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back := records(t, l); len(seen) != 1 || !reflect.DeepEqual(seen, back) {
+		t.Fatalf("visited %+v, Records reads %+v", seen, back)
+	}
+	l.Close()
+
+	m = ledgertest.NewMemFS()
+	opts = testOptions(m, "o")
+	opts.Visit = func(ledger.Record) error { return errStopVisit }
+	if _, err := ledger.Create(memDir, header(), opts); !errors.Is(err, errStopVisit) {
+		t.Fatalf("Create with a failing Visit: %v", err)
+	}
+	if _, err := ledger.Create(memDir, header(), testOptions(m, "o")); err != nil {
+		t.Fatalf("Create after a failed Create: %v", err)
+	}
+}

@@ -58,10 +58,12 @@ var live = struct {
 // subreaping is set once [Subreap] made this process a child subreaper.
 var subreaping atomic.Bool
 
-// startRegistered starts cmd and registers its process.
+// startRegistered starts cmd and registers its process; the subreaper's reaper is started
+// before the first process is.
 func startRegistered(cmd *exec.Cmd) error {
 	live.Lock()
 	defer live.Unlock()
+	watchOrphans()
 	if err := cmd.Start(); err != nil {
 		return err
 	}

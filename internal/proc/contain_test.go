@@ -217,6 +217,47 @@ func TestSubreaper(t *testing.T) {
 	}
 }
 
+// TestSubreaperFirstRun: the reaper is started with the first process, not by Subreap, and
+// before that process starts: an orphan the very first run leaves, which exits at once, is
+// still reaped (a watcher started after the run would have missed its SIGCHLD and left a
+// zombie).
+func TestSubreaperFirstRun(t *testing.T) {
+	if dir := os.Getenv("REIN_PROC_SUBREAPER_FIRST"); dir != "" {
+		if err := Subreap(); err != nil {
+			t.Fatal(err)
+		}
+		if watching {
+			t.Fatal("Subreap started the reaper before any process was started")
+		}
+		z := sh(`(sh -c 'echo $$ > "$D/z.tmp" && mv "$D/z.tmp" "$D/z"' &)`)
+		z.Env, z.LeaveRunning = append(os.Environ(), "D="+dir), true
+		if res := Run(context.Background(), z); res.Outcome != Exited || res.Code != 0 {
+			t.Fatalf("first run: %+v", res)
+		}
+		if !watching {
+			t.Fatal("the first run did not start the reaper")
+		}
+		zpid := waitPid(t, filepath.Join(dir, "z"))
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat("/proc/" + strconv.Itoa(zpid)); err != nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				p, _ := readStat(zpid)
+				t.Fatalf("the first run's orphan %d was not reaped: %+v", zpid, p)
+			}
+		}
+	}
+	linuxOnly(t)
+	out, err := helper(t, "TestSubreaperFirstRun", "REIN_PROC_SUBREAPER_FIRST="+t.TempDir()).CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "--- PASS: TestSubreaperFirstRun ") {
+		t.Fatalf("the helper did not run the test:\n%s", out)
+	}
+}
+
 func subreaperHelper(t *testing.T, dir string) {
 	if err := Subreap(); err != nil {
 		t.Fatal(err)

@@ -9,17 +9,29 @@ import (
 
 // Subreap makes this process a child subreaper (prctl PR_SET_CHILD_SUBREAPER): a process
 // that any of its descendants leaves behind when it exits is reparented to this process
-// instead of init, so a sweep still finds it below rein. It starts the reaper that waits for
-// those adopted orphans once they exit. The setting is process-wide: call it once, from
-// main, in a process whose every child is started by [Run] (a child started otherwise would
-// look like an orphan to the reaper). Linux only; elsewhere it does nothing.
+// instead of init, so a sweep still finds it below rein. The reaper that waits for those
+// adopted orphans once they exit (a SIGCHLD watcher and its goroutine) is started with the
+// first process [Run] or [Start] starts, before it is started: a process has no children of
+// its own before it starts one, so a rein that starts none pays for no watcher. The setting
+// is process-wide: call it once, from main, in a process whose every child is started by
+// [Run] (a child started otherwise would look like an orphan to the reaper). Linux only;
+// elsewhere it does nothing.
 func Subreap() error {
 	if err := prctl(prSetChildSubreaper, 1); err != nil {
 		return fmt.Errorf("become a child subreaper: %w", err)
 	}
-	if !subreaping.CompareAndSwap(false, true) {
-		return nil
+	subreaping.Store(true)
+	return nil
+}
+
+// watchOrphans starts the reaper once, if [Subreap] made this process a subreaper; the first
+// start of a process calls it (under live's lock) before the process exists. No reap now: a
+// zombie inherited through exec is waited for at the first SIGCHLD.
+func watchOrphans() {
+	if !subreaping.Load() || watching {
+		return
 	}
+	watching = true
 	sigchld := make(chan os.Signal, 1)
 	signal.Notify(sigchld, syscall.SIGCHLD)
 	go func() {
@@ -27,10 +39,10 @@ func Subreap() error {
 			reapOrphans()
 		}
 	}()
-	// No reap now: a process has no children of its own before it starts one, and a zombie
-	// it inherited through exec is waited for at the first SIGCHLD.
-	return nil
 }
+
+// watching is set once watchOrphans started the reaper; it is read and set under live's lock.
+var watching bool
 
 const prSetChildSubreaper = 36
 

@@ -71,16 +71,20 @@ func Create(dir string, meta Meta, opts Options) (*Session, error) {
 	}
 	lo := opts.Ledger
 	lo.Deferred = true
+	// The state is built from the header record as Create writes it, not by reading the new
+	// file back.
+	var rec ledger.Record
+	lo.Visit = func(r ledger.Record) error { rec = r; return nil }
 	l, err := ledger.Create(dir, h, lo)
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{l: l, opts: opts, lane: MainLane}
-	if err := s.reload(); err != nil {
+	st := newState(l.Header())
+	if err := st.apply(rec, l.Blob); err != nil {
 		l.Close()
-		return nil, err
+		return nil, corrupt(rec, err)
 	}
-	return s, nil
+	return &Session{l: l, st: st, opts: opts, lane: MainLane}, nil
 }
 
 // reload rebuilds the state from the ledger's records. Callers hold s.mu (or s is not shared).
