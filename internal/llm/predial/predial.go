@@ -2,6 +2,7 @@ package predial
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"slices"
@@ -81,7 +82,10 @@ func (a *Ahead) run(ctx context.Context) {
 	var under *buffered
 	if err == nil && a.t != nil {
 		under = &buffered{Conn: conn}
-		conn, err = handshake(ctx, under, preDialConfig(a.t, a.addr), a.t.TLSHandshakeTimeout)
+		var tc *tls.Conn
+		if tc, err = handshake(ctx, under, preDialConfig(a.t, a.addr), a.t.TLSHandshakeTimeout); err == nil {
+			conn = tc // no nil *tls.Conn in conn
+		}
 	}
 	a.d.mu.Lock()
 	a.finished = true

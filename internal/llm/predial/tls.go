@@ -30,7 +30,11 @@ func (d *Dialer) dialTLS(t *http.Transport) DialFunc {
 		}
 		// The transport calls its DialTLSContext after its one-time HTTP/2 set-up, so
 		// TLSClientConfig is final here.
-		return handshake(ctx, conn, config(t.TLSClientConfig, addr), t.TLSHandshakeTimeout)
+		tc, err := handshake(ctx, conn, config(t.TLSClientConfig, addr), t.TLSHandshakeTimeout)
+		if err != nil {
+			return nil, err // not a nil *tls.Conn in a non-nil net.Conn
+		}
+		return tc, nil
 	}
 }
 
