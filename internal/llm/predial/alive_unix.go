@@ -5,6 +5,7 @@ package predial
 import (
 	"errors"
 	"net"
+	"slices"
 	"syscall"
 )
 
@@ -29,4 +30,38 @@ func alive(conn net.Conn) bool {
 		return true // never wait
 	})
 	return err == nil && ok
+}
+
+// drain reads, without waiting, what the peer has sent on conn and appends it to buf; it
+// reports false when an end of stream or a reset lies behind it, or when buf would exceed
+// max bytes.
+func drain(conn net.Conn, buf []byte, max int) ([]byte, bool) {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return buf, true
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return buf, false
+	}
+	ok = false
+	err = raw.Read(func(fd uintptr) bool {
+		for len(buf) < max {
+			if len(buf) == cap(buf) {
+				buf = slices.Grow(buf, min(4096, max-len(buf)))
+			}
+			n, err := syscall.Read(int(fd), buf[len(buf):min(cap(buf), max)])
+			switch {
+			case n > 0:
+				buf = buf[:len(buf)+n]
+			case errors.Is(err, syscall.EINTR):
+			default:
+				// Nothing more yet: alive. Zero bytes: end of stream; any other error: reset.
+				ok = errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK)
+				return true
+			}
+		}
+		return true // more than max: not handed over
+	})
+	return buf, err == nil && ok
 }

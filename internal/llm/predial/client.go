@@ -9,7 +9,12 @@ import (
 )
 
 // NewTransport returns a clone of http.DefaultTransport whose connections d opens (a fresh
-// transport with the default's settings when http.DefaultTransport was replaced).
+// transport with the default's settings when http.DefaultTransport was replaced): its
+// DialContext is d's, and its DialTLSContext hands out d's pre-dialed TLS connections or
+// dials with d and does the handshake the transport would, with the transport's
+// TLSClientConfig and TLSHandshakeTimeout as they are at dial time. ForceAttemptHTTP2 stays
+// true: with DialTLSContext set, it is what keeps HTTP/2 on. A Clone of the transport keeps
+// handshaking with the original's TLS settings.
 func NewTransport(d *Dialer) *http.Transport {
 	var t *http.Transport
 	if def, ok := http.DefaultTransport.(*http.Transport); ok {
@@ -20,31 +25,38 @@ func NewTransport(d *Dialer) *http.Transport {
 			ExpectContinueTimeout: time.Second}
 	}
 	t.DialContext = d.DialContext
+	t.DialTLSContext = d.dialTLS(t)
 	return t
 }
 
-// Start pre-dials the connection a request to baseURL through t would open, with d; t must
-// dial through d (see [NewTransport]). It returns nil when there is nothing to pre-dial (see
-// the package contract); the caller closes a non-nil Ahead when it is done with the client.
+// Start pre-dials the connection a request to baseURL through t would open, with d, and for
+// https does t's TLS handshake on it; t must dial through d (see [NewTransport]; a t with no
+// DialTLSContext gets a TCP connection only, for its own handshake). It returns nil when
+// there is nothing to pre-dial (see the package contract); the caller closes a non-nil Ahead
+// when it is done with the client.
 func (d *Dialer) Start(t *http.Transport, baseURL string) *Ahead {
-	addr, ok := target(t, baseURL)
+	addr, https, ok := target(t, baseURL)
 	if !ok {
 		return nil
 	}
-	return d.dialAhead("tcp", addr)
+	if !https || t.DialTLSContext == nil {
+		t = nil
+	}
+	return d.dialAhead("tcp", addr, t)
 }
 
-// target is the address the transport dials for a request to baseURL, false when it would
-// dial something else (a proxy) or the URL is no absolute http(s) URL with an ASCII host.
-func target(t *http.Transport, baseURL string) (string, bool) {
+// target is the address the transport dials for a request to baseURL and whether it is
+// https, false when it would dial something else (a proxy) or the URL is no absolute
+// http(s) URL with an ASCII host.
+func target(t *http.Transport, baseURL string) (addr string, https, ok bool) {
 	u, err := url.Parse(baseURL)
 	if err != nil || u.Host == "" {
-		return "", false
+		return "", false, false
 	}
 	port := u.Port()
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
-		return "", false
+		return "", false, false
 	case port == "" && u.Scheme == "http":
 		port = "80"
 	case port == "":
@@ -52,15 +64,15 @@ func target(t *http.Transport, baseURL string) (string, bool) {
 	}
 	host := u.Hostname()
 	if host == "" || !ascii(host) {
-		return "", false
+		return "", false, false
 	}
 	if t.Proxy != nil {
 		p, err := t.Proxy(&http.Request{Method: http.MethodPost, URL: u, Header: http.Header{}, Host: u.Host})
 		if err != nil || p != nil {
-			return "", false
+			return "", false, false
 		}
 	}
-	return net.JoinHostPort(host, port), true
+	return net.JoinHostPort(host, port), u.Scheme == "https", true
 }
 
 func ascii(s string) bool {

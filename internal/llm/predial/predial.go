@@ -2,7 +2,9 @@ package predial
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -39,11 +41,13 @@ type Ahead struct {
 	key     string
 	network string
 	addr    string
+	t       *http.Transport // the transport whose TLS handshake it does; nil: TCP only
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when the dial has ended
 
 	// guarded by d.mu
-	conn      net.Conn
+	conn      net.Conn  // the TCP connection, or the TLS connection over under
+	under     *buffered // the TCP connection under a TLS one
 	err       error
 	finished  bool        // the dial has ended
 	claimed   bool        // a request took it (it owns conn from then on)
@@ -52,12 +56,15 @@ type Ahead struct {
 	timer     *time.Timer // closes it at MaxAge
 }
 
-// dialAhead starts dialing network and addr in the background, or returns nil once the
-// transport has dialed that address.
-func (d *Dialer) dialAhead(network, addr string) *Ahead {
+// dialAhead starts dialing network and addr in the background, and the TLS handshake t
+// would do when t is not nil, or returns nil once the transport has dialed that address.
+func (d *Dialer) dialAhead(network, addr string, t *http.Transport) *Ahead {
 	k := key(network, addr)
+	if t != nil {
+		k = tlsKey(network, addr)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &Ahead{d: d, key: k, network: network, addr: addr, cancel: cancel, done: make(chan struct{})}
+	a := &Ahead{d: d, key: k, network: network, addr: addr, t: t, cancel: cancel, done: make(chan struct{})}
 	d.mu.Lock()
 	if d.dialed[k] {
 		d.mu.Unlock()
@@ -72,6 +79,14 @@ func (d *Dialer) dialAhead(network, addr string) *Ahead {
 
 func (a *Ahead) run(ctx context.Context) {
 	conn, err := a.d.dial(ctx, a.network, a.addr)
+	var under *buffered
+	if err == nil && a.t != nil {
+		under = &buffered{Conn: conn}
+		var tc *tls.Conn
+		if tc, err = handshake(ctx, under, preDialConfig(a.t, a.addr), a.t.TLSHandshakeTimeout); err == nil {
+			conn = tc // no nil *tls.Conn in conn
+		}
+	}
 	a.d.mu.Lock()
 	a.finished = true
 	switch {
@@ -83,7 +98,7 @@ func (a *Ahead) run(ctx context.Context) {
 	case a.closed || a.abandoned:
 		_ = conn.Close()
 	default:
-		a.conn = conn
+		a.conn, a.under = conn, under
 		if !a.claimed {
 			a.timer = time.AfterFunc(MaxAge, a.expire)
 		}
@@ -150,27 +165,31 @@ func (a *Ahead) Close() error {
 // DialContext opens a connection to addr on network: the pre-dialed one when there is one
 // (waiting for it while it is in flight), else a fresh one.
 func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	k := key(network, addr)
-	d.mu.Lock()
-	d.dialed[k] = true
-	var a *Ahead
-	if list := d.ahead[k]; len(list) > 0 {
-		a = list[0]
-		a.claimed = true
-		d.remove(a)
-		if a.timer != nil {
-			a.timer.Stop()
+	if a := d.claim(key(network, addr)); a != nil {
+		if conn, err := a.take(ctx); err != nil || conn != nil {
+			return conn, err
 		}
 	}
-	d.mu.Unlock()
-	if a == nil {
-		return d.dial(ctx, network, addr)
-	}
-	conn, err := a.take(ctx)
-	if err != nil || conn != nil {
-		return conn, err
-	}
 	return d.dial(ctx, network, addr)
+}
+
+// claim records that the transport dials k and takes the oldest pending pre-dial for it, nil
+// when there is none.
+func (d *Dialer) claim(k string) *Ahead {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.dialed[k] = true
+	list := d.ahead[k]
+	if len(list) == 0 {
+		return nil
+	}
+	a := list[0]
+	a.claimed = true
+	d.remove(a)
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+	return a
 }
 
 // take waits for the claimed pre-dial a and returns its connection, its error, or nil and
@@ -196,9 +215,23 @@ func (a *Ahead) take(ctx context.Context) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !alive(conn) {
+	if !a.usable(conn) {
 		_ = conn.Close()
 		return nil, nil
 	}
 	return conn, nil
+}
+
+// usable reports whether the pre-dialed conn can carry a request. A TCP connection must be
+// silent and open. Under TLS the peer may speak first (TLS 1.3 session tickets, an HTTP/2
+// server's SETTINGS), all of it encrypted, so the check reads what is there into under,
+// which gives it to the TLS layer first, and fails only on an end of stream or a reset
+// behind it (or on more than maxUnasked bytes).
+func (a *Ahead) usable(conn net.Conn) bool {
+	if a.under == nil {
+		return alive(conn)
+	}
+	var ok bool
+	a.under.pending, ok = drain(a.under.Conn, a.under.pending, maxUnasked)
+	return ok
 }

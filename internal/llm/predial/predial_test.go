@@ -2,6 +2,7 @@ package predial
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -25,6 +26,13 @@ type server struct {
 
 func newServer(t *testing.T, body string) *server {
 	t.Helper()
+	s := unstarted(body)
+	s.Start()
+	t.Cleanup(s.Close)
+	return s
+}
+
+func unstarted(body string) *server {
 	s := &server{accepted: make(chan struct{}, 16), closed: make(chan struct{}, 16)}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, body)
@@ -38,17 +46,17 @@ func newServer(t *testing.T, body string) *server {
 			s.closed <- struct{}{}
 		}
 	}
-	s.Start()
-	t.Cleanup(s.Close)
 	return s
 }
 
 // countingDialer dials for real and counts its dials; fail, when set, answers the dial of
-// that number (1 for the first) with an error after gate (when set) is closed.
+// that number (1 for the first) with an error after gate (when set) is closed; hold, when
+// set, delays the first dial until it is closed.
 type countingDialer struct {
 	n    atomic.Int32
 	fail int32
 	gate chan struct{}
+	hold chan struct{}
 }
 
 var errRefused = &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
@@ -60,6 +68,9 @@ func (c *countingDialer) dial(ctx context.Context, network, addr string) (net.Co
 			<-c.gate
 		}
 		return nil, errRefused
+	}
+	if n == 1 && c.hold != nil {
+		<-c.hold
 	}
 	var d net.Dialer
 	return d.DialContext(ctx, network, addr)
@@ -234,6 +245,9 @@ func (l *closeFirst) Accept() (net.Conn, error) {
 		if !first {
 			return c, nil
 		}
+		if tc, ok := c.(*tls.Conn); ok {
+			_ = tc.Handshake() // closed after the handshake: what a server that drops it does
+		}
 		c.Close()
 		close(l.closed)
 	}
@@ -326,7 +340,7 @@ func TestTarget(t *testing.T) {
 		{direct, "https://bücher.example/v1", ""},
 		{proxied, "https://api.openai.com/v1", ""},
 	} {
-		got, ok := target(c.tr, c.url)
+		got, _, ok := target(c.tr, c.url)
 		if got != c.want || ok != (c.want != "") {
 			t.Errorf("target(%q) = %q, %v; want %q", c.url, got, ok, c.want)
 		}
