@@ -15,9 +15,10 @@ import (
 // goroutine would wait at every start). The goroutine runs at once on another P; until it has
 // installed the handler (well under a millisecond, long before a session is created) a signal
 // has its default effect: the process ends, as it does when the signal comes during the
-// runtime's own start. With a single P, main waits for installed before going on. installed is closed once the handler is
-// in place. The context's cause names the signal, as NotifyContext's does; stop, as
-// NotifyContext's, restores the default behaviour and cancels the context.
+// runtime's own start. With a single P, main waits for installed before going on; installed
+// is closed once the handler is in place. The context's cause names the signal, as
+// NotifyContext's does; stop, as NotifyContext's, restores the default behaviour and cancels
+// the context.
 func interruptContext(parent context.Context) (ctx context.Context, stop func(), installed <-chan struct{}) {
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 1)

@@ -49,10 +49,11 @@
 //     contained run ends and no other run is in flight, rein's children that are no run's
 //     process and carry no tag of this rein are such orphans and are swept too. Because the
 //     setting is process-wide, rein must wait for the orphans it adopts: a reaper goroutine,
-//     woken by SIGCHLD and started with the first process Run starts, waits (wait4 by pid) only for exited children that are no live run's
-//     process — exec.Cmd waits for its own child by pid, and starting a process and
-//     registering it happen under the lock the reaper holds, so the reaper never takes a
-//     run's child. Subreap is for a process whose every child is started by Run.
+//     woken by SIGCHLD and started with the first process Run starts, waits (wait4 by pid)
+//     only for exited children that are no live run's process — exec.Cmd waits for its own
+//     child by pid, and starting a process and registering it happen under the lock the
+//     reaper holds, so the reaper never takes a run's child. Subreap is for a process whose
+//     every child is started by Run.
 //     As subreaper, a sweep for a run looks only at rein's own subtree (read from
 //     /proc/PID/task/TID/children): every descendant of a run stays below rein, since an
 //     orphan is reparented to the nearest subreaper, so a handful of reads replace one per
