@@ -24,7 +24,6 @@ func hostSetup(e *env, o *runOptions) (home, dir string, tracer *telemetry.Trace
 	return
 }
 
-// runRPC serves the RPC protocol (package rpc) on stdin and stdout until stdin ends.
 // hostOptions completes the options of a runtime an interactive host (the UI, an RPC client)
 // opens: the command line's trust, retries and idle timeout, and the provider and model the
 // host asked for. Another provider than the command line's drops its endpoint, key and
@@ -42,6 +41,7 @@ func (o *runOptions) hostOptions(opts *system.Options, provider, model string) {
 	}
 }
 
+// runRPC serves the RPC protocol (package rpc) on stdin and stdout until stdin ends.
 func runRPC(e *env, o *runOptions, args []string) error {
 	if len(args) > 0 {
 		return fmt.Errorf("%w: --mode rpc takes its prompts on stdin as commands, not as arguments", ErrUsage)
