@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -66,13 +65,10 @@ func convert(res *callToolResult) Output {
 			note("[a %q content block omitted]", c.Type)
 		}
 	}
-	if len(texts) == 0 && !isNull(res.StructuredContent) {
+	if len(texts) == 0 {
 		// Compact, keys sorted: the same bytes whatever spacing the server used.
-		var v any
-		if err := json.Unmarshal(res.StructuredContent, &v); err == nil {
-			if b, err := json.Marshal(v); err == nil {
-				texts = append(texts, string(b))
-			}
+		if b, ok := compactSorted(res.StructuredContent); ok {
+			texts = append(texts, string(b))
 		}
 	}
 	text := strings.Join(texts, "\n")

@@ -114,13 +114,19 @@ func newTool(s *server, mt *mcpTool) (*Tool, error) {
 // in every request whatever spacing the server used); a missing or unreadable one is an
 // object schema without properties.
 func normalSchema(raw json.RawMessage) json.RawMessage {
+	if b, ok := compactSorted(raw); ok {
+		return b
+	}
+	return json.RawMessage(`{"type":"object"}`)
+}
+
+// compactSorted is raw re-encoded compact with its object keys sorted; false when raw is
+// missing, null or no JSON. (A value decoded from JSON always encodes again.)
+func compactSorted(raw json.RawMessage) (json.RawMessage, bool) {
 	var v any
 	if isNull(raw) || json.Unmarshal(raw, &v) != nil {
-		return json.RawMessage(`{"type":"object"}`)
+		return nil, false
 	}
 	b, err := json.Marshal(v)
-	if err != nil {
-		return json.RawMessage(`{"type":"object"}`)
-	}
-	return b
+	return b, err == nil
 }
