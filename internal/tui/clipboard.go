@@ -70,8 +70,8 @@ func readClipboard(ctx context.Context, getenv func(string) string) (string, err
 		return "", err
 	}
 	out := &capped{limit: clipboardLimit}
-	var stderr bytes.Buffer
-	res := proc.Run(ctx, proc.Spec{Path: argv[0], Args: argv, Stdout: out, Stderr: &stderr, Timeout: clipboardTimeout, KillGroupOnExit: true})
+	stderr := proc.NewTail(4 << 10) // for the message: the end of what it said
+	res := proc.Run(ctx, proc.Spec{Path: argv[0], Args: argv, Stdout: out, Stderr: stderr, Timeout: clipboardTimeout, KillGroupOnExit: true})
 	switch {
 	case res.Err != nil:
 		return "", fmt.Errorf("reading the clipboard with %s: %w", argv[0], res.Err)
