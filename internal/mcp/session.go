@@ -29,12 +29,23 @@ type transport interface {
 	close() error
 }
 
-// inbound is one message from the server, or a failure: of the answer to request id, or
-// (id 0) of the whole connection.
+// inbound is what one line, body or event from the server held — its messages, parsed once
+// by the transport — or a failure: of the answer to request id, or (id 0) of the whole
+// connection (what could not be parsed is one).
 type inbound struct {
-	data []byte
+	msgs []*message
 	id   int64
 	err  error
+}
+
+// parsed is the inbound of data: its messages, or the error that ends the connection.
+// Nothing of data is kept, so the caller may reuse it.
+func parsed(data []byte) inbound {
+	msgs, err := parseMessages(data)
+	if err != nil {
+		return inbound{err: err}
+	}
+	return inbound{msgs: msgs}
 }
 
 // answer is what a pending request gets: a result or an error.
@@ -202,12 +213,7 @@ func (s *session) read() {
 			err = in.err
 			break
 		}
-		msgs, perr := parseMessages(in.data)
-		if perr != nil {
-			err = perr
-			break
-		}
-		for _, m := range msgs {
+		for _, m := range in.msgs {
 			s.dispatch(m)
 		}
 	}

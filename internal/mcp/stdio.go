@@ -42,8 +42,8 @@ func (t *stdioTransport) readLines(r io.Reader) {
 		if len(line) == 0 {
 			continue
 		}
-		if !t.put(inbound{data: bytes.Clone(line)}) {
-			return
+		if in := parsed(line); !t.put(in) || in.err != nil {
+			return // closed, or the session ends on what could not be parsed
 		}
 	}
 	switch err := sc.Err(); {

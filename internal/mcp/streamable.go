@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -100,7 +101,7 @@ func (t *httpTransport) send(ctx context.Context, msg []byte, id int64) error {
 		case len(body) > maxMessage:
 			return fmt.Errorf("%w: an answer longer than %d MiB", errMalformed, maxMessage>>20)
 		}
-		t.put(inbound{data: body})
+		t.put(parsed(body))
 	case "text/event-stream":
 		go t.stream(ctx, resp, id)
 	default:
@@ -238,12 +239,9 @@ func (t *httpTransport) events(resp *http.Response, id int64) (got bool, lastID 
 		if len(bytes.TrimSpace(ev.Data)) == 0 || (ev.Name != "" && ev.Name != "message") {
 			continue
 		}
-		data := bytes.Clone(ev.Data) // the decoder reuses its buffer
-		if !t.put(inbound{data: data}) {
-			return true, lastID, nil
-		}
-		if answers(data, id) {
-			return true, lastID, nil
+		in := parsed(ev.Data) // keeps nothing of the decoder's buffer
+		if !t.put(in) || in.err != nil || answers(in.msgs, id) {
+			return true, lastID, nil // closed; the session ends on in.err
 		}
 	}
 	// A stream cut inside an event drops it: its message may be incomplete, and its id does
@@ -257,13 +255,9 @@ func (t *httpTransport) events(resp *http.Response, id int64) (got bool, lastID 
 	return false, d.LastID(), nil
 }
 
-// answers reports whether data holds the response to request id.
-func answers(data []byte, id int64) bool {
-	msgs, err := parseMessages(data)
-	if err != nil {
-		return true // the session ends on it
-	}
-	want := fmt.Sprint(id)
+// answers reports whether msgs hold the response to request id.
+func answers(msgs []*message, id int64) bool {
+	want := strconv.FormatInt(id, 10)
 	for _, m := range msgs {
 		if m.Method == nil && string(m.ID) == want {
 			return true
