@@ -55,19 +55,6 @@ func (w *bodyWriter) segments() ([][]byte, int) {
 	return segs, n
 }
 
-// join returns the body as one buffer.
-func (w *bodyWriter) join() []byte {
-	if len(w.spans) == 0 {
-		return w.b
-	}
-	segs, n := w.segments()
-	out := make([]byte, 0, n)
-	for _, s := range segs {
-		out = append(out, s...)
-	}
-	return out
-}
-
 // appendMessages appends the healed history as chat messages: the system prompt as role
 // "system", user text and images, assistant text and tool calls (thinking is not sent back: the
 // chat wire has no field for it), and tool results as role "tool". Images in tool results,
