@@ -30,13 +30,7 @@ func Fork(parent *State, entry, dir string, meta Meta, opts Options) (*Session, 
 	defer s.mu.Unlock()
 	// The copied entries are durable together, with the session (one fsync, not one each).
 	for _, pe := range parent.pathEntries(entry) {
-		cur := s.cursor()
-		e, err := s.entry(pe.ID, cur.parent(pe.ID, pe.Message.Role), "", pe.Message, entryExtra{compaction: pe.Compaction, forked: true})
-		if err == nil {
-			e.NoSync = true
-			err = s.append(e)
-		}
-		if err != nil {
+		if err := s.addEntry(pe.ID, "", pe.Message, entryExtra{compaction: pe.Compaction, forked: true}); err != nil {
 			s.l.Close()
 			return nil, err
 		}

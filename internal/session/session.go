@@ -514,12 +514,13 @@ func (s *Session) addEntry(id, intent string, m llm.Message, x entryExtra) error
 }
 
 // entry builds the record of a message (storing a large one as a blob first: a refused record
-// may leave its blob behind, which nothing references).
+// may leave its blob behind, which nothing references). A forked copy is not synced on its
+// own: Fork syncs the copies together.
 func (s *Session) entry(id, parent, intent string, m llm.Message, x entryExtra) (ledger.Entry, error) {
 	body := entryBody{Lane: s.lane, Intent: intent, Message: &m, Compaction: x.compaction, Usage: x.usage, Forked: x.forked}
 	if maxJSONSize(m) <= BlobThreshold {
 		// Certainly inline: the record's encoding (by the ledger) is the only one.
-		return ledger.Entry{Kind: KindEntry, ID: id, Parent: parent, Body: body}, nil
+		return ledger.Entry{Kind: KindEntry, ID: id, Parent: parent, Body: body, NoSync: x.forked}, nil
 	}
 	raw, err := json.Marshal(m)
 	if err != nil {
@@ -532,7 +533,7 @@ func (s *Session) entry(id, parent, intent string, m llm.Message, x entryExtra) 
 		}
 		body.Message, body.Blob = nil, digest
 	}
-	return ledger.Entry{Kind: KindEntry, ID: id, Parent: parent, Body: body}, nil
+	return ledger.Entry{Kind: KindEntry, ID: id, Parent: parent, Body: body, NoSync: x.forked}, nil
 }
 
 // maxJSONSize bounds the length of m's JSON encoding from above without encoding it: every
