@@ -6,8 +6,9 @@ import (
 )
 
 // bodyBuffer holds the buffer of the previous request's body, for the next one to encode
-// into: the body grows with the history, and allocating it afresh every request was the
-// largest source of garbage per turn. A buffer comes back only once the request is over and
+// into: what a body does not take from the message cache (the system prompt, the tools, the
+// messages new to it) is tens of KB, and allocating it afresh every request was the largest
+// source of garbage per turn. A buffer comes back only once the request is over and
 // the transport has closed every reader of it, so a body is never overwritten while it is
 // being sent. Safe for concurrent use (a request that finds no buffer allocates one).
 type bodyBuffer struct {
