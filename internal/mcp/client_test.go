@@ -202,6 +202,11 @@ func TestMalformedMessagesAreRefusedNamingTheServer(t *testing.T) {
 		"result and error":        `{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}`,
 		"neither method nor id":   `{"jsonrpc":"2.0","result":{}}`,
 		"tools of the wrong type": `{"jsonrpc":"2.0","id":%s,"result":{"tools":{"name":"x"}}}`,
+		// Which id or which tools would encoding/json take? The last; another reader the first.
+		"a repeated id":             `{"jsonrpc":"2.0","id":%s,"id":77,"result":{"tools":[]}}`,
+		"a repeated inner key":      `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"a","name":"b"}]}}`,
+		"a repeated key in a batch": `[{"jsonrpc":"2.0","id":%s,"result":{"tools":[],"tools":[{"name":"x"}]}}]`,
+		"not UTF-8":                 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"tools\":[{\"name\":\"\xff\"}]}}",
 	}
 	for name, bad := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -388,5 +393,75 @@ func TestServerThatStopsReadingDoesNotHoldACall(t *testing.T) {
 	// Before the write gave up with its context, this call never returned.
 	if _, err := m.Call(ctx, "deaf", "x", nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a call to a server that stopped reading: %v", err)
+	}
+}
+
+// TestOversizeHTTPAnswerEndsTheConnection: an answer past maxMessage — one event of many data
+// lines, none of them too long, or a JSON body — ends the connection rather than failing only
+// the call (a numbered event is not resumed), and nothing past the limit is read into memory.
+func TestOversizeHTTPAnswerEndsTheConnection(t *testing.T) {
+	for _, stream := range []bool{true, false} {
+		var mu sync.Mutex
+		gets := 0
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Mcp-Session-Id", "s1")
+			if r.Method == http.MethodGet {
+				mu.Lock()
+				gets++
+				mu.Unlock()
+				http.Error(w, "no", http.StatusMethodNotAllowed)
+				return
+			}
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			body, _ := io.ReadAll(r.Body)
+			_ = json.Unmarshal(body, &m)
+			switch m.Method {
+			case methodInitialize:
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, initAnswer, m.ID)
+			case methodToolsList:
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"big"}]}}`, m.ID)
+			case methodToolsCall:
+				chunk := strings.Repeat("x", 64<<10)
+				if !stream {
+					w.Header().Set("Content-Type", "application/json")
+					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"x":"`, m.ID)
+					for i := 0; i < (maxMessage>>16)+8; i++ {
+						fmt.Fprint(w, chunk)
+					}
+					fmt.Fprint(w, `"}}`)
+					return
+				}
+				w.Header().Set("Content-Type", "text/event-stream")
+				fmt.Fprint(w, "id: 7\n")
+				for i := 0; i < (maxMessage>>16)+8; i++ {
+					fmt.Fprintf(w, "data: %s\n", chunk)
+				}
+				fmt.Fprint(w, "\n")
+			default:
+				w.WriteHeader(http.StatusAccepted)
+			}
+		}))
+		m := Open(context.Background(), Options{Servers: []Server{{Name: "big", Type: TypeHTTP, URL: ts.URL}}, StartTimeout: 10 * time.Second})
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		_, err := m.Call(ctx, "big", "big", nil)
+		if err == nil || ctx.Err() != nil || !errors.Is(err, errMalformed) || !strings.Contains(err.Error(), "longer than 32 MiB") {
+			t.Errorf("stream %v: an answer over 32 MiB: %v (context %v)", stream, err, ctx.Err())
+		}
+		if st := m.Servers()[0].State; st == StateConnected {
+			t.Errorf("stream %v: the connection outlived an oversize answer (state %s)", stream, st)
+		}
+		mu.Lock()
+		if gets != 0 {
+			t.Errorf("stream %v: an oversize event was resumed (%d GETs)", stream, gets)
+		}
+		mu.Unlock()
+		cancel()
+		_ = m.Close()
+		ts.Close()
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/reinhq/rein/internal/strictjson"
 )
 
 // maxMessage bounds one message a server sends (a line on stdio, a body or an event over
@@ -54,9 +56,13 @@ func isNull(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "
 
 // parseMessages decodes what one line, body or event holds: a message or (JSON-RPC batches,
 // which MCP 2025-03-26 allowed) an array of them. Anything else is an error wrapping
-// errMalformed that quotes the beginning of what came.
+// errMalformed that quotes the beginning of what came — also JSON that is ambiguous (a key
+// repeated in an object, at any depth) or not UTF-8, which encoding/json alone would read.
 func parseMessages(data []byte) ([]*message, error) {
 	data = bytes.TrimSpace(data)
+	if err := strictjson.Check(data); err != nil {
+		return nil, malformed(data, err)
+	}
 	if len(data) > 0 && data[0] == '[' {
 		var batch []json.RawMessage
 		if err := json.Unmarshal(data, &batch); err != nil {

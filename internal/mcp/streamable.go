@@ -99,7 +99,9 @@ func (t *httpTransport) send(ctx context.Context, msg []byte, id int64) error {
 		case err != nil:
 			return fmt.Errorf("reading the answer: %w", err)
 		case len(body) > maxMessage:
-			return fmt.Errorf("%w: an answer longer than %d MiB", errMalformed, maxMessage>>20)
+			err := fmt.Errorf("%w: an answer longer than %d MiB", errMalformed, maxMessage>>20)
+			t.fail(err)
+			return err
 		}
 		t.put(parsed(body))
 	case "text/event-stream":
@@ -225,8 +227,9 @@ func (t *httpTransport) resume(ctx context.Context, lastID string) (*http.Respon
 }
 
 // events hands the messages of one event stream to the session, and says whether the
-// answer to request id was among them and the last event id seen. An event longer than
-// maxMessage ends the connection.
+// answer to request id was among them and the last event id seen (got is also true when the
+// stream ended the connection). An event longer than maxMessage ends the connection: nothing
+// past the limit is buffered.
 func (t *httpTransport) events(resp *http.Response, id int64) (got bool, lastID string, err error) {
 	d := sse.NewDecoder(resp.Body)
 	defer d.Release()
@@ -234,7 +237,8 @@ func (t *httpTransport) events(resp *http.Response, id int64) (got bool, lastID 
 		lastID = d.LastID()
 		ev := d.Event()
 		if len(ev.Data) > maxMessage {
-			return false, lastID, fmt.Errorf("%w: an event longer than %d MiB", errMalformed, maxMessage>>20)
+			t.fail(fmt.Errorf("%w: an event longer than %d MiB", errMalformed, maxMessage>>20))
+			return true, lastID, nil // the session ends on the failure
 		}
 		if len(bytes.TrimSpace(ev.Data)) == 0 || (ev.Name != "" && ev.Name != "message") {
 			continue
@@ -248,7 +252,8 @@ func (t *httpTransport) events(resp *http.Response, id int64) (got bool, lastID 
 	// not count.
 	switch err := d.Err(); {
 	case errors.Is(err, bufio.ErrTooLong):
-		return false, d.LastID(), fmt.Errorf("%w: %w", errMalformed, err)
+		t.fail(fmt.Errorf("%w: %w", errMalformed, err))
+		return true, d.LastID(), nil // the session ends on the failure
 	case err != nil:
 		return false, d.LastID(), err
 	}

@@ -8,8 +8,8 @@ import (
 	"sync"
 )
 
-// MaxLine bounds one line of an event stream: a Responses API terminal event carries the whole
-// response, encrypted reasoning included.
+// MaxLine bounds one line of an event stream, and the data of one event (its data lines joined):
+// a Responses API terminal event carries the whole response, encrypted reasoning included.
 const MaxLine = 32 << 20
 
 // Event is one server-sent event: its name (the "event:" field, often empty) and its data
@@ -28,8 +28,9 @@ type Event struct {
 // ([Decoder.LastID], kept from event to event) when a blank line ends the event, also one
 // without data (an id holding a NUL is ignored); other fields are ignored. A blank line dispatches the
 // event when it has data. An event the body ends inside of (fields read, no blank line
-// after them) is not dispatched: [Decoder.Cut] reports it. A line longer than [MaxLine] is an
-// error wrapping [bufio.ErrTooLong].
+// after them) is not dispatched: [Decoder.Cut] reports it. A line longer than [MaxLine], or an
+// event whose data grows past it, is an error wrapping [bufio.ErrTooLong]: nothing past the
+// limit is buffered.
 //
 // The Event's Data is valid until the next call to Next.
 type Decoder struct {
@@ -103,7 +104,10 @@ func (d *Decoder) Next() bool {
 			d.ev = Event{Name: d.name, Data: d.data}
 			return true
 		}
-		d.field(line)
+		if ferr := d.field(line); ferr != nil {
+			d.err = ferr
+			return false
+		}
 		if err == io.EOF {
 			d.cut = d.pending // a last line without its end: the event is not complete
 			d.ev = Event{Name: d.name, Data: d.data}
@@ -112,10 +116,10 @@ func (d *Decoder) Next() bool {
 	}
 }
 
-// field applies one non-blank line.
-func (d *Decoder) field(line []byte) {
+// field applies one non-blank line; an event's data past [MaxLine] is an error.
+func (d *Decoder) field(line []byte) error {
 	if line[0] == ':' {
-		return // a comment
+		return nil // a comment
 	}
 	d.pending = true
 	name, value, _ := bytes.Cut(line, []byte(":"))
@@ -124,6 +128,9 @@ func (d *Decoder) field(line []byte) {
 	}
 	switch string(name) {
 	case "data":
+		if len(d.data) > 0 && len(d.data)+1+len(value) > MaxLine {
+			return fmt.Errorf("an event stream event's data is longer than %d MiB: %w", MaxLine>>20, bufio.ErrTooLong)
+		}
 		if len(d.data) > 0 {
 			d.data = append(d.data, '\n')
 		}
@@ -135,6 +142,7 @@ func (d *Decoder) field(line []byte) {
 			d.id = string(value)
 		}
 	}
+	return nil
 }
 
 // LastID is the id of the last event a blank line ended, with data or not; "" before any. An

@@ -109,3 +109,46 @@ func TestDecoderLastID(t *testing.T) {
 		t.Errorf("LastID after a cut event = %q, want 7", d.LastID())
 	}
 }
+
+// lineReader yields n copies of line: a body of many short lines, none of them too long.
+type lineReader struct {
+	line []byte
+	n    int
+	off  int
+	read int
+}
+
+func (r *lineReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p, r.line[r.off:])
+	r.off += k
+	r.read += k
+	if r.off == len(r.line) {
+		r.off, r.n = 0, r.n-1
+	}
+	return k, nil
+}
+
+func TestDecoderLongEvent(t *testing.T) {
+	line := []byte("data: " + strings.Repeat("x", 64<<10) + "\n")
+	r := &lineReader{line: line, n: (MaxLine / (64 << 10)) + 256} // ≈ 48 MiB of data in one event
+	d := NewDecoder(r)
+	defer d.Release()
+	if d.Next() {
+		t.Fatalf("an event whose data is past MaxLine was dispatched (%d bytes)", len(d.Event().Data))
+	}
+	if err := d.Err(); !errors.Is(err, bufio.ErrTooLong) || !strings.Contains(err.Error(), "event") {
+		t.Fatalf("an oversize event: err %v, want bufio.ErrTooLong naming the event", err)
+	}
+	if r.read > MaxLine+2*len(line)+readBuffer {
+		t.Errorf("the decoder read %d bytes before refusing an event over %d", r.read, MaxLine)
+	}
+	// Exactly MaxLine bytes of data in two lines is within the limit.
+	half := strings.Repeat("y", MaxLine/2)
+	events, _, err := decodeAll(t, "data: "+half+"\ndata: "+half[1:]+"\n\n", false)
+	if err != nil || len(events) != 1 || len(events[0].Data) != MaxLine {
+		t.Fatalf("an event of exactly MaxLine bytes: %d events, err %v", len(events), err)
+	}
+}
