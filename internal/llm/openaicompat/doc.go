@@ -12,7 +12,7 @@
 // every message compared with what was kept); the rest of the body is written into the buffer of the
 // previous request once the transport is done with it; a finished stream's body is read to its end so that the
 // connection is reused. Chunks are decoded with encoding/json: unknown fields are ignored,
-// malformed JSON is a protocol error, a line over [sse.MaxLine] too.
+// malformed JSON is a protocol error, a line or an event over [sse.MaxLine] too.
 //
 // Contract, beyond the one of package llm:
 //
