@@ -33,6 +33,9 @@ type editor struct {
 	top      int      // the first wrapped row shown
 	height   int
 	dim      func(string) string
+	// rev counts the layouts (every change and every move ends in fit): View's output is a
+	// function of rev, the width and the styles, so a caller keeps a drawn view by it.
+	rev uint64
 }
 
 // newInput is the UI's editor at width in st's colours.
@@ -45,6 +48,7 @@ func newInput(width int, st *styles) editor {
 
 // SetStyles colours the placeholder as st's dim text.
 func (e *editor) SetStyles(st *styles) {
+	e.rev++
 	e.dim = sgr(st.dim)
 	if e.dim == nil {
 		e.dim = func(s string) string { return s }
@@ -202,6 +206,19 @@ func (e *editor) edit(key string) bool {
 	default:
 		return false
 	}
+	return true
+}
+
+// cutBefore deletes s when it is what the cursor's line holds just before the cursor, and
+// reports whether it did; the cursor keeps no column for Up and Down from before.
+func (e *editor) cutBefore(s string) bool {
+	rs, line := []rune(s), e.lines[e.row]
+	if len(rs) == 0 || e.col < len(rs) || !slices.Equal(line[e.col-len(rs):e.col], rs) {
+		return false
+	}
+	e.cut(e.row, e.col-len(rs), e.row, e.col)
+	e.goal = -1
+	e.fit()
 	return true
 }
 

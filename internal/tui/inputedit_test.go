@@ -286,3 +286,60 @@ func TestHistoryAtTheEditorsEdges(t *testing.T) {
 		t.Error("the restored draft's cursor is not on its last row")
 	}
 }
+
+// TestEditorCutBefore: a placeholder before the cursor goes whole, the rest of the line
+// stays, and Up afterwards starts from where the cursor is now, not from a column kept by
+// an earlier Up or Down.
+func TestEditorCutBefore(t *testing.T) {
+	const tag = "[pasted 2 lines, 9 B #1]"
+	e := testEditor(80)
+	typeText(e, "0123456789")
+	press(t, e, "ctrl+j")
+	typeText(e, "ab"+tag)
+	press(t, e, "up", "down") // Up and Down keep the column they started from: after the tag
+	if e.cutBefore("[pasted") || e.cutBefore("") {
+		t.Fatal("cut what is not just before the cursor")
+	}
+	if !e.cutBefore(tag) {
+		t.Fatalf("the placeholder before the cursor was not cut: %q col %d", e.Value(), e.Column())
+	}
+	if e.Value() != "0123456789\nab" || e.Line() != 1 || e.Column() != 2 {
+		t.Fatalf("after the cut: %q at %d:%d", e.Value(), e.Line(), e.Column())
+	}
+	press(t, e, "up")
+	if e.Line() != 0 || e.Column() != 2 {
+		t.Errorf("Up after the cut went to %d:%d, want 0:2 (the column before the cut was kept)", e.Line(), e.Column())
+	}
+}
+
+// TestEditorRevision: every change or move gives the editor a new revision, so that a view
+// kept by it is never stale; a key that changes nothing may keep it.
+func TestEditorRevision(t *testing.T) {
+	e := testEditor(40)
+	seen := map[uint64]string{}
+	check := func(what string) {
+		t.Helper()
+		v := e.View()
+		if old, ok := seen[e.rev]; ok && old != v {
+			t.Fatalf("%s: revision %d already drew %q, now %q", what, e.rev, old, v)
+		}
+		seen[e.rev] = v
+	}
+	check("start")
+	typeText(e, "hello")
+	check("typed")
+	press(t, e, "left", "left")
+	check("moved")
+	press(t, e, "backspace")
+	check("deleted")
+	e.SetWidth(12)
+	check("narrowed")
+	typeText(e, " a longer line that wraps")
+	check("wrapped")
+	press(t, e, "up")
+	check("up")
+	e.SetStyles(newStyles(true, true))
+	check("restyled")
+	e.Reset()
+	check("reset")
+}

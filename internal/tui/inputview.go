@@ -67,6 +67,7 @@ func wrapLine(line []rune, limit int) []int {
 // fit lays the text out again at the width and scrolls the cursor into view. Every change
 // ends with it.
 func (e *editor) fit() {
+	e.rev++
 	limit := e.limit()
 	e.wraps = e.wraps[:0]
 	total := 0

@@ -3,7 +3,6 @@ package tui
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -56,7 +55,7 @@ type Model struct {
 	usage     wire.Usage
 	useColor  bool
 	// the editor's last drawing and what it showed
-	inputKey  string
+	inputKey  inputKey
 	inputView []string
 	// the status line's last drawing and what it showed
 	statusKey, statusView string
@@ -124,10 +123,17 @@ func (m *Model) Close() error {
 	return m.e.finish()
 }
 
+// inputKey is what the editor's drawn rows depend on.
+type inputKey struct {
+	width int
+	st    *styles
+	rev   uint64
+}
+
 // inputRows are the editor's rows, drawn again only when what they show changed.
 func (m *Model) inputRows() []string {
-	key := fmt.Sprintf("%d:%d:%d:%p:%d:%d\x00%s", m.width, m.input.Line(), m.input.Column(), m.st, m.input.Height(), m.input.top, m.input.Value())
-	if key != m.inputKey {
+	key := inputKey{m.width, m.st, m.input.rev}
+	if key != m.inputKey || m.inputView == nil {
 		m.inputKey, m.inputView = key, strings.Split(m.input.View(), "\n")
 	}
 	return m.inputView

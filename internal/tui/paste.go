@@ -49,22 +49,8 @@ func (m *Model) unfold(text string) string {
 // deletePaste handles Backspace right after a placeholder: the whole placeholder goes, so
 // that no broken one is left behind. False when the cursor is not after one.
 func (m *Model) deletePaste() bool {
-	if len(m.pastes) == 0 {
-		return false
-	}
-	lines := strings.Split(m.input.Value(), "\n")
-	row := m.input.Line()
-	if row >= len(lines) {
-		return false
-	}
-	line := []rune(lines[row])
-	before := string(line[:min(m.input.Column(), len(line))])
 	for _, p := range m.pastes {
-		if strings.HasSuffix(before, p.tag) {
-			for range len([]rune(p.tag)) {
-				m.input.backspace()
-			}
-			m.input.fit()
+		if m.input.cutBefore(p.tag) {
 			return true
 		}
 	}
