@@ -1,6 +1,8 @@
 package ledger
 
 import (
+	"github.com/reinhq/rein/internal/filelock"
+
 	"bytes"
 	"fmt"
 	"io"
@@ -100,11 +102,7 @@ func (OSFS) Lock(name string) (io.Closer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", name, err)
 	}
-	for {
-		if err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != syscall.EINTR {
-			break
-		}
-	}
+	err = filelock.Flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
 	switch {
 	case err == syscall.EWOULDBLOCK:
 		f.Close()

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/reinhq/rein/internal/filelock"
 )
 
 // placeholder is a held placeholder directory: f is open on it with a shared flock, one per
@@ -44,7 +46,7 @@ func holdPlaceholder(path string) (*placeholder, error) {
 			f.Close()
 			return nil, err
 		}
-		if err := flock(f, syscall.LOCK_SH); err != nil {
+		if err := filelock.Flock(f, syscall.LOCK_SH); err != nil {
 			f.Close()
 			return nil, err
 		}
@@ -61,21 +63,12 @@ func holdPlaceholder(path string) (*placeholder, error) {
 // lock is free), it removes it. A placeholder that is no longer empty is left alone.
 func (h *placeholder) release() {
 	defer h.f.Close()
-	if flock(h.f, syscall.LOCK_UN) != nil || flock(h.f, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+	if filelock.Flock(h.f, syscall.LOCK_UN) != nil || filelock.Flock(h.f, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
 		return // another holder removes it when it is done
 	}
 	fi, err1 := h.f.Stat()
 	cur, err2 := os.Lstat(h.path)
 	if err1 == nil && err2 == nil && os.SameFile(fi, cur) && isPlaceholder(h.path, cur) {
 		os.Remove(h.path) // rmdir: fails, harmlessly, if something was put inside meanwhile
-	}
-}
-
-func flock(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gofrs/flock"
+	"github.com/reinhq/rein/internal/filelock"
 
 	"github.com/reinhq/rein/internal/atomicfile"
 	"github.com/reinhq/rein/internal/contextpack"
@@ -160,11 +160,11 @@ func storeTrust(home, root string, e trustEntry) error {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return err
 	}
-	lock := flock.New(filepath.Join(home, TrustFile+".lock"))
-	if err := lock.Lock(); err != nil {
+	lock, err := filelock.Hold(filepath.Join(home, TrustFile+".lock"))
+	if err != nil {
 		return err
 	}
-	defer lock.Unlock()
+	defer lock.Close()
 	tf, err := readTrust(home)
 	if err != nil {
 		return err
