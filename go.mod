@@ -3,7 +3,6 @@ module github.com/reinhq/rein
 go 1.26.8
 
 require (
-	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/google/go-cmp v0.7.0
 	github.com/google/jsonschema-go v0.4.3
@@ -21,6 +20,8 @@ require (
 	golang.org/x/term v0.48.0
 	mvdan.cc/sh/v3 v3.14.1
 )
+
+require github.com/aymanbagabas/go-udiff v0.4.1 // indirect
 
 require (
 	charm.land/bubbletea/v2 v2.1.1

@@ -107,6 +107,11 @@ var rules = []rule{
 			"./internal/kernel/...", "./internal/llm/...", "./internal/tool/..."},
 		reason: "Ticket worktrees, candidates and integration are git mechanics under the ticket stages: the run engine records what worktree returns and decides what its refusals mean, so worktree knows no run, ledger, artifact, session, model or tool and is tested on real git alone.",
 	},
+	{
+		pkgs:   []string{"./cmd/rein"},
+		forbid: []string{"github.com/aymanbagabas/go-udiff/..."},
+		reason: "The edit tool's diffs and `rein run diff` use rein's own line diff (internal/linediff): go-udiff compiles a regular expression in its package initializer, paid at every start (0.11–0.20 ms of `rein --version`) for a patch parser rein never calls. Tests may still link it through their golden-file helpers.",
+	},
 }
 
 // load reads the import graph of every package of the module and of everything they link.

@@ -26,7 +26,7 @@
 // # Diffs
 //
 // [Diff] is a line-based unified diff (3 lines of context) of two rendered forms, computed with
-// go-udiff's LCS line diff (the diff library the project already uses for edit previews).
+// linediff's minimal line diff (the one the edit tool's diffs use too).
 // Both sides are already safe for a terminal, so is the diff.
 //
 // The package reads and writes nothing: it works on bytes its caller read.

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/aymanbagabas/go-udiff"
 	"go.yaml.in/yaml/v4"
 
 	"github.com/reinhq/rein/internal/artifact"
+	"github.com/reinhq/rein/internal/linediff"
 	"github.com/reinhq/rein/internal/termtext"
 )
 
@@ -49,14 +49,16 @@ func Render(a Artifact) (string, error) {
 // Raw returns the file's bytes, made safe for a terminal.
 func Raw(a Artifact) string { return termtext.Visible(string(a.Data)) }
 
+// diffContextLines is the number of unchanged lines around each hunk of [Diff].
+const diffContextLines = 3
+
 // Diff returns the unified diff of two rendered forms, "" when they are equal.
 func Diff(oldLabel, newLabel, old, new string) string {
 	if old == new {
 		return ""
 	}
-	// go-udiff (already a dependency, for edit previews) computes the LCS line diff; a
-	// failure here would mean edits that do not fit old, which Lines never returns.
-	d, err := udiff.ToUnified(termtext.Visible(oldLabel), termtext.Visible(newLabel), old, udiff.Lines(old, new), udiff.DefaultContextLines)
+	// A failure here would mean edits that do not fit old, which Lines never returns.
+	d, err := linediff.Unified(termtext.Visible(oldLabel), termtext.Visible(newLabel), old, linediff.Lines(old, new), diffContextLines)
 	if err != nil {
 		return fmt.Sprintf("(no line diff: %v)\n", err)
 	}

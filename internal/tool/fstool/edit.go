@@ -12,8 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/aymanbagabas/go-udiff"
-
+	"github.com/reinhq/rein/internal/linediff"
 	"github.com/reinhq/rein/internal/tool"
 )
 
@@ -288,7 +287,7 @@ func applyEdits(content, path string, edits []Replacement) (string, EditDetails,
 	lineEdits := diffRegions(text, sorted)
 	if len(lineEdits) > 0 {
 		d.FirstChangedLine = strings.Count(text[:lineEdits[0].Start], "\n") + 1
-		d.Diff, _ = udiff.ToUnified(path, path, text, lineEdits, DiffContextLines)
+		d.Diff, _ = linediff.Unified(path, path, text, lineEdits, DiffContextLines) // edits from Lines are valid
 	}
 
 	if crlf {
@@ -303,7 +302,7 @@ func applyEdits(content, path string, edits []Replacement) (string, EditDetails,
 // diffRegions returns line edits turning text into the result of applying sorted (matches
 // ordered by position, not overlapping). Only the lines the matches touch are diffed, so the
 // cost follows the size of the change, not of the file.
-func diffRegions(text string, sorted []editMatch) []udiff.Edit {
+func diffRegions(text string, sorted []editMatch) []linediff.Edit {
 	lineStart := func(i int) int { return strings.LastIndexByte(text[:i], '\n') + 1 }
 	lineEnd := func(m editMatch) int {
 		if m.end > m.start && text[m.end-1] == '\n' {
@@ -314,7 +313,7 @@ func diffRegions(text string, sorted []editMatch) []udiff.Edit {
 		}
 		return len(text)
 	}
-	var out []udiff.Edit
+	var out []linediff.Edit
 	for k := 0; k < len(sorted); {
 		// Group the matches whose lines touch.
 		ls, le := lineStart(sorted[k].start), lineEnd(sorted[k])
@@ -331,7 +330,7 @@ func diffRegions(text string, sorted []editMatch) []udiff.Edit {
 			prev = m.end
 		}
 		b.WriteString(text[prev:le])
-		for _, e := range udiff.Lines(text[ls:le], b.String()) {
+		for _, e := range linediff.Lines(text[ls:le], b.String()) {
 			e.Start += ls
 			e.End += ls
 			out = append(out, e)
