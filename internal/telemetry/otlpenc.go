@@ -5,7 +5,6 @@ import (
 	"math"
 	"strconv"
 	"time"
-
 )
 
 // An OTLP ExportTraceServiceRequest (opentelemetry/proto/collector/trace/v1), built once per

@@ -17,9 +17,9 @@ type span struct {
 	id      SpanID
 	sampled bool
 
-	mu     sync.Mutex
-	ended  bool
-	rec    SpanRecord // what is recorded so far; only when sampled
+	mu    sync.Mutex
+	ended bool
+	rec   SpanRecord // what is recorded so far; only when sampled
 }
 
 // start opens a span under parent (a new root, in a new trace, when parent is nil).

@@ -17,6 +17,9 @@ type stdoutExporter struct {
 	enc *json.Encoder
 }
 
+// NewStdoutExporter returns the exporter of --trace stdout and file:PATH, writing to w.
+func NewStdoutExporter(w io.Writer) Exporter { return newStdoutExporter(w) }
+
 func newStdoutExporter(w io.Writer) *stdoutExporter { return &stdoutExporter{enc: json.NewEncoder(w)} }
 
 func (e *stdoutExporter) ExportSpans(_ context.Context, spans []*SpanRecord) error {

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 )
@@ -86,6 +87,9 @@ func (v Value) AsInterface() any {
 	}
 	return nil
 }
+
+// MarshalJSON writes the value as JSON writes AsInterface.
+func (v Value) MarshalJSON() ([]byte, error) { return json.Marshal(v.AsInterface()) }
 
 // String formats the value for messages and tests.
 func (v Value) String() string {
