@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/script"
 	"github.com/reinhq/rein/internal/system"

@@ -190,7 +190,7 @@ func TestBatcherDropsWhenFull(t *testing.T) {
 type exporterFunc func(context.Context, []*SpanRecord) error
 
 func (f exporterFunc) ExportSpans(ctx context.Context, s []*SpanRecord) error { return f(ctx, s) }
-func (exporterFunc) Shutdown(context.Context) error                        { return nil }
+func (exporterFunc) Shutdown(context.Context) error                           { return nil }
 
 // TestBatcherBatches: batches hold at most OTEL_BSP_MAX_EXPORT_BATCH_SIZE spans, each export
 // runs within OTEL_BSP_EXPORT_TIMEOUT, and Shutdown exports the rest and shuts the exporter
