@@ -10,7 +10,7 @@ import (
 )
 
 // traceUsage is the help text of --trace.
-const traceUsage = "export OpenTelemetry spans: otlp (OTLP/HTTP, http/protobuf by default or http/json, configured by OTEL_EXPORTER_OTLP_*), stdout (the stdout exporter, written to stderr) or file:PATH (JSON spans appended to PATH); off by default"
+const traceUsage = "export OpenTelemetry spans: otlp (OTLP/HTTP, http/protobuf by default or http/json, configured by OTEL_EXPORTER_OTLP_*), stdout (one JSON object per span, written to stderr) or file:PATH (JSON spans appended to PATH); off by default"
 
 // checkTrace validates a --trace value.
 func checkTrace(spec string) error {

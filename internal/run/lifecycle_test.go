@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/script"
 	"github.com/reinhq/rein/internal/system"
@@ -145,9 +143,9 @@ func recordKinds(t *testing.T, path string) []string {
 // and tools.
 type spanNameSet struct{ names []string }
 
-func (e *spanNameSet) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
+func (e *spanNameSet) ExportSpans(_ context.Context, spans []*telemetry.SpanRecord) error {
 	for _, s := range spans {
-		name, _, _ := strings.Cut(s.Name(), " ")
+		name, _, _ := strings.Cut(s.Name, " ")
 		if !slices.Contains(e.names, name) {
 			e.names = append(e.names, name)
 		}

@@ -12,10 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/telemetry"
 )
@@ -74,9 +70,9 @@ dialogs:
 	canaryFinal, canaryFailure, canaryEscaped, canaryUnicode)
 
 // tee exports to several exporters.
-type tee []sdktrace.SpanExporter
+type tee []telemetry.Exporter
 
-func (t tee) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+func (t tee) ExportSpans(ctx context.Context, spans []*telemetry.SpanRecord) error {
 	for _, e := range t {
 		if err := e.ExportSpans(ctx, spans); err != nil {
 			return err
@@ -94,9 +90,19 @@ func (t tee) Shutdown(ctx context.Context) error {
 	return nil
 }
 
+// memory keeps every span it is given.
+type memory struct{ spans []*telemetry.SpanRecord }
+
+func (m *memory) ExportSpans(_ context.Context, spans []*telemetry.SpanRecord) error {
+	m.spans = append(m.spans, spans...)
+	return nil
+}
+
+func (m *memory) Shutdown(context.Context) error { return nil }
+
 // tracedRun builds a runtime on the canary scenario with every span exported to memory and,
 // in full as the stdout exporter writes it, to a buffer; runs prompt; and shuts tracing down.
-func tracedRun(t *testing.T, prompt string) (tracetest.SpanStubs, string) {
+func tracedRun(t *testing.T, prompt string) ([]*telemetry.SpanRecord, string) {
 	t.Helper()
 	dir, home := t.TempDir(), t.TempDir()
 	scenario := filepath.Join(t.TempDir(), "canary.yaml")
@@ -105,13 +111,9 @@ func tracedRun(t *testing.T, prompt string) (tracetest.SpanStubs, string) {
 			t.Fatal(err)
 		}
 	}
-	mem := tracetest.NewInMemoryExporter()
+	mem := &memory{}
 	var full bytes.Buffer
-	std, err := stdouttrace.New(stdouttrace.WithWriter(&full))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tracer, err := telemetry.New(context.Background(), telemetry.Config{Export: tee{mem, std}})
+	tracer, err := telemetry.New(context.Background(), telemetry.Config{Export: tee{mem, telemetry.NewStdoutExporter(&full)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +131,7 @@ func tracedRun(t *testing.T, prompt string) (tracetest.SpanStubs, string) {
 	}
 	rt.Session.EndRun(string(out.Status))
 	rt.Close()
-	spans := mem.GetSpans() // before Shutdown, which empties the in-memory exporter
+	spans := mem.spans
 	if err := tracer.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -163,33 +165,33 @@ func TestTraceCarriesNoContent(t *testing.T) {
 // tool > step > session.write, and the attributes that carry usage, retries and outcomes.
 func TestTraceTree(t *testing.T) {
 	spans, _ := tracedRun(t, "please do it")
-	byID := map[string]tracetest.SpanStub{}
+	byID := map[string]*telemetry.SpanRecord{}
 	for _, s := range spans {
-		byID[s.SpanContext.SpanID().String()] = s
+		byID[s.SpanID.String()] = s
 	}
-	parent := func(s tracetest.SpanStub) string {
+	parent := func(s *telemetry.SpanRecord) string {
 		if !s.Parent.IsValid() {
 			return ""
 		}
-		return byID[s.Parent.SpanID().String()].Name
+		return byID[s.Parent.String()].Name
 	}
-	attrs := func(s tracetest.SpanStub) map[string]any {
+	attrs := func(s *telemetry.SpanRecord) map[string]any {
 		m := map[string]any{}
 		for _, kv := range s.Attributes {
-			m[string(kv.Key)] = kv.Value.AsInterface()
+			m[kv.Key] = kv.Value.AsInterface()
 		}
 		return m
 	}
 	// A GenAI span is named after its operation and model or tool ("chat script",
 	// "execute_tool read"); named("chat") finds them all.
-	is := func(s tracetest.SpanStub, name string) bool {
+	is := func(s *telemetry.SpanRecord, name string) bool {
 		return s.Name == name || strings.HasPrefix(s.Name, name+" ")
 	}
-	parentIs := func(s tracetest.SpanStub, name string) bool {
-		return s.Parent.IsValid() && is(byID[s.Parent.SpanID().String()], name)
+	parentIs := func(s *telemetry.SpanRecord, name string) bool {
+		return s.Parent.IsValid() && is(byID[s.Parent.String()], name)
 	}
-	named := func(name string) []tracetest.SpanStub {
-		var out []tracetest.SpanStub
+	named := func(name string) []*telemetry.SpanRecord {
+		var out []*telemetry.SpanRecord
 		for _, s := range spans {
 			if is(s, name) {
 				out = append(out, s)
@@ -197,9 +199,9 @@ func TestTraceTree(t *testing.T) {
 		}
 		return out
 	}
-	trace := spans[0].SpanContext.TraceID()
+	trace := spans[0].TraceID
 	for _, s := range spans {
-		if s.SpanContext.TraceID() != trace {
+		if s.TraceID != trace {
 			t.Errorf("%s is in another trace", s.Name)
 		}
 	}
@@ -223,7 +225,7 @@ func TestTraceTree(t *testing.T) {
 	}
 	for i, r := range reqs {
 		a := attrs(r)
-		if parent(r) != telemetry.SpanStep || parent(byID[r.Parent.SpanID().String()]) != telemetry.SpanTurn {
+		if parent(r) != telemetry.SpanStep || parent(byID[r.Parent.String()]) != telemetry.SpanTurn {
 			t.Errorf("request %d: parent %s, want a step under a turn", i, parent(r))
 		}
 		if a[telemetry.GenAIRequestModel] != "script" || a[telemetry.GenAIResponseModel] != "script-canary" || a[telemetry.GenAIOperationName] != "chat" {

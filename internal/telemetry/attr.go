@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"go.opentelemetry.io/otel/attribute"
-
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/tool"
@@ -147,16 +145,16 @@ const (
 // enumeration — never free text — so that a prompt, an argument, a tool output, an error
 // message, a header or a key cannot reach an exporter by mistake: there is no way to write
 // one. The canary test checks the result.
-type attr struct{ kv attribute.KeyValue }
+type attr struct{ kv Attr }
 
-func count(key string, n int) attr           { return attr{attribute.Int(key, n)} }
-func flag(key string, b bool) attr           { return attr{attribute.Bool(key, b)} }
-func money(key string, usd float64) attr     { return attr{attribute.Float64(key, usd)} }
-func ident(key, id string) attr              { return attr{attribute.String(key, safeID(id))} }
-func enum(key, v string, set ...string) attr { return attr{attribute.String(key, oneOf(v, set...))} }
+func count(key string, n int) attr           { return attr{Attr{key, intValue(int64(n))}} }
+func flag(key string, b bool) attr           { return attr{Attr{key, boolValue(b)}} }
+func money(key string, usd float64) attr     { return attr{Attr{key, floatValue(usd)}} }
+func ident(key, id string) attr              { return attr{Attr{key, stringValue(safeID(id))}} }
+func enum(key, v string, set ...string) attr { return attr{Attr{key, stringValue(oneOf(v, set...))}} }
 
 // constant is for values fixed in this package.
-func constant(key, v string) attr { return attr{attribute.String(key, v)} }
+func constant(key, v string) attr { return attr{Attr{key, stringValue(v)}} }
 
 // safeID passes an identifier through when it looks like one — at most 128 characters of
 // letters, digits and . _ - : / @ + — and replaces anything else with "invalid". Ids are
@@ -216,7 +214,7 @@ func finishReason(msg *llm.Message) attr {
 	if msg.FinishReason != "" {
 		r = oneOf(msg.FinishReason, finishReasons...)
 	}
-	return attr{attribute.StringSlice(GenAIResponseFinishReason, []string{r})}
+	return attr{Attr{GenAIResponseFinishReason, stringsValue([]string{r})}}
 }
 
 // usage is the token counts and cost of u.

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/telemetry"
 )
@@ -15,7 +13,7 @@ import (
 // discard is an exporter that drops every span.
 type discard struct{}
 
-func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discard) ExportSpans(context.Context, []*telemetry.SpanRecord) error { return nil }
 func (discard) Shutdown(context.Context) error                             { return nil }
 
 // BenchmarkTurn measures one agent turn (a script-model request, one validated tool call,

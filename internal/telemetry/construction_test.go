@@ -9,21 +9,18 @@ import (
 	"testing"
 )
 
-// TestAttributesByConstruction keeps the rule of attr.go checkable: only span.go writes to an
-// OpenTelemetry span, and only attr.go (plus the resource in telemetry.go) makes attribute
-// values, so every exported value goes through a constructor that admits no free text. The
-// OTLP encoder (otlpenc.go) reads values to encode them and may name no constructor.
+// TestAttributesByConstruction keeps the rule of attr.go checkable: only span.go writes to a
+// span's record, and only attr.go (plus the resource, resource.go) makes attribute values,
+// so every exported value goes through a constructor that admits no free text. The encoders
+// read values and may make none.
 func TestAttributesByConstruction(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// What otlpenc.go may name of package attribute: types and type constants, nothing that
-	// makes a value.
-	encoderReads := map[string]bool{"Value": true, "Distinct": true, "BOOL": true, "INT64": true, "FLOAT64": true,
-		"STRING": true, "BOOLSLICE": true, "INT64SLICE": true, "FLOAT64SLICE": true, "STRINGSLICE": true,
-		"BYTESLICE": true, "SLICE": true, "MAP": true}
-	spanWrites := map[string]bool{"SetAttributes": true, "AddEvent": true, "SetStatus": true, "RecordError": true, "SetName": true, "AddLink": true}
+	makers := map[string]bool{"boolValue": true, "intValue": true, "floatValue": true, "stringValue": true, "stringsValue": true}
+	// The fields of a span's record that hold what instrumentation set.
+	recordWrites := map[string]bool{"Attributes": true, "Events": true, "Status": true}
 	checked := 0
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
@@ -36,21 +33,41 @@ func TestAttributesByConstruction(t *testing.T) {
 			t.Fatal(err)
 		}
 		ast.Inspect(file, func(n ast.Node) bool {
-			sel, ok := n.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
-			if spanWrites[sel.Sel.Name] && f != "span.go" {
-				t.Errorf("%s: %s writes to a span; only span.go may", fset.Position(sel.Pos()), sel.Sel.Name)
-			}
-			if id, ok := sel.X.(*ast.Ident); ok && id.Name == "attribute" && sel.Sel.Name != "KeyValue" &&
-				f != "attr.go" && f != "telemetry.go" && (f != "otlpenc.go" || !encoderReads[sel.Sel.Name]) {
-				t.Errorf("%s: attribute.%s outside attr.go", fset.Position(sel.Pos()), sel.Sel.Name)
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				if id, ok := n.Fun.(*ast.Ident); ok && makers[id.Name] && f != "attr.go" && f != "resource.go" {
+					t.Errorf("%s: %s makes an attribute value outside attr.go", fset.Position(n.Pos()), id.Name)
+				}
+			case *ast.AssignStmt:
+				for _, lhs := range n.Lhs {
+					if sel, ok := lhs.(*ast.SelectorExpr); ok && recordWrites[sel.Sel.Name] && f != "span.go" && !buildsOutput(f, sel) {
+						t.Errorf("%s: %s is written outside span.go", fset.Position(sel.Pos()), sel.Sel.Name)
+					}
+				}
 			}
 			return true
 		})
 	}
-	if checked < 4 {
+	if checked < 8 {
 		t.Fatalf("checked %d files", checked)
+	}
+}
+
+// buildsOutput: the encoders build their own output types (always in a variable named out,
+// or rs for an OTLP resource), whose fields share names with the record's.
+func buildsOutput(f string, sel *ast.SelectorExpr) bool {
+	if f != "otlpenc.go" && f != "stdout.go" {
+		return false
+	}
+	var x ast.Expr = sel
+	for {
+		switch e := x.(type) {
+		case *ast.SelectorExpr:
+			x = e.X
+			continue
+		case *ast.Ident:
+			return e.Name == "out" || e.Name == "rs"
+		}
+		return false
 	}
 }

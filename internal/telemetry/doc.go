@@ -1,5 +1,5 @@
-// Package telemetry traces agent runs with OpenTelemetry and totals their cost from session
-// ledgers.
+// Package telemetry traces agent runs as OpenTelemetry spans and totals their cost from
+// session ledgers.
 //
 // # Spans
 //
@@ -47,19 +47,32 @@
 // test exports every span of a run whose prompt, arguments and outputs hold secret-looking
 // strings and checks that none leaves.
 //
+// # The span pipeline
+//
+// rein makes its spans itself, with no OpenTelemetry SDK, so that no SDK package initializer
+// runs at start-up with tracing off (span.go, sampler.go, batch.go, resource.go). A span gets
+// random W3C-sized ids (16-byte trace, 8-byte span; unique, not secret) and its parent's
+// trace; what it records is kept on the span until it ends, when its [SpanRecord] goes to the
+// processor: the exporter itself for [Config.Export] (synchronously), else a batch processor
+// with the specification's OTEL_BSP_* settings and defaults, which drops (and counts) spans
+// when its queue is full. The sampler is OTEL_TRACES_SAMPLER's (default
+// parentbased_always_on); an unsampled span records nothing but still parents its children.
+// The resource is service.name, service.version and telemetry.sdk.{name=rein,language=go,
+// version}, then OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME. A value of these variables
+// that cannot be used is warned about on Config.Stderr and the default holds.
+//
 // # Exporters
 //
-// [New] builds a tracer provider with one exporter: OTLP/HTTP (otlp.go, configured by the
-// standard OTEL_EXPORTER_OTLP_* variables) in the protobuf encoding, the default the
-// specification asks for, or the JSON one; both are written by rein's own encoders
-// (otlpenc.go, otlpproto.go) over one model of the request, so that the binary links neither
-// the protobuf runtime nor gRPC (grpc is refused with a message saying what to set instead).
-// Or the OpenTelemetry stdout exporter (written to standard error, so rein's own output stays
-// clean), or a file of JSON spans. Tracing is off unless asked for; a nil [*Tracer] and a nil
-// [*Instrument] pass everything through.
-// [Tracer.Shutdown] flushes. rein never installs a global tracer provider: provider SDKs that
-// trace through the global one export nothing, and the Anthropic adapter turns its SDK's
-// tracing and trace-header propagation off besides.
+// An [Exporter] is rein's own small interface over [SpanRecord]. [New] builds one: OTLP/HTTP
+// (otlp.go, configured by the standard OTEL_EXPORTER_OTLP_* variables) in the protobuf
+// encoding, the default the specification asks for, or the JSON one; both are written by
+// rein's own encoders (otlpenc.go, otlpproto.go) over one model of the request, so that the
+// binary links neither the protobuf runtime nor gRPC (grpc is refused with a message saying
+// what to set instead). Or one JSON object per span in the OpenTelemetry Go stdout exporter's
+// shape (stdout.go; written to standard error, so rein's own output stays clean), or a file of
+// them. Tracing is off unless asked for; a nil [*Tracer] and a nil [*Instrument] pass
+// everything through. [Tracer.Shutdown] flushes. rein links no OpenTelemetry API, so there is
+// no global tracer provider for a library to trace through.
 //
 // # Costs
 //

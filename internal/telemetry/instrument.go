@@ -5,8 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/llm"
 )
@@ -123,17 +121,17 @@ func (in *Instrument) observe(ev kernel.Event) {
 	switch ev.Type {
 	case kernel.EventAgentStart:
 		in.endRun(nil)
-		in.run = in.t.start(nil, SpanRun, trace.SpanKindInternal,
+		in.run = in.t.start(nil, SpanRun, KindInternal,
 			append(in.subject(), constant(GenAIOperationName, OpInvokeAgent), constant(GenAIAgentName, AgentName))...)
 	case kernel.EventTurnStart:
 		in.endTurn(nil)
-		in.turn = in.t.start(in.run, SpanTurn, trace.SpanKindInternal, count(AttrTurn, ev.Turn))
+		in.turn = in.t.start(in.run, SpanTurn, KindInternal, count(AttrTurn, ev.Turn))
 	case kernel.EventToolStart:
 		if ev.Call == nil {
 			return
 		}
 		name := in.toolName(ev.Call.Name)
-		c := &call{span: in.t.start(in.parent(), ToolSpan(name), trace.SpanKindInternal,
+		c := &call{span: in.t.start(in.parent(), ToolSpan(name), KindInternal,
 			constant(GenAIOperationName, OpExecuteTool), constant(GenAIToolName, name), constant(GenAIToolType, "function"),
 			ident(GenAIToolCallID, ev.Call.ID), count(AttrToolIndex, in.toolN))}
 		in.toolN++
@@ -196,7 +194,7 @@ func (in *Instrument) endTurn(msg *llm.Message) {
 			in.turn.fail(failure(msg))
 		}
 		// The turn's outcome is durable up to here: a resumed session continues from this seq.
-		cp := in.t.start(in.turn, SpanCheckpoint, trace.SpanKindInternal, constant(AttrCheckpointKind, CheckpointTurnEnd))
+		cp := in.t.start(in.turn, SpanCheckpoint, KindInternal, constant(AttrCheckpointKind, CheckpointTurnEnd))
 		if in.seq > 0 {
 			cp.set(count(AttrSeq, int(in.seq)))
 		}
@@ -289,7 +287,7 @@ func (r *recorder) Settle(ctx context.Context, st kernel.Settlement) error {
 
 // write runs one write of the recorder inside a rein.session.write span.
 func (r *recorder) write(parent *span, kind string, items int, intent, entry string, do func() error) error {
-	w := r.in.t.start(parent, SpanSessionWrite, trace.SpanKindInternal, constant(AttrWriteKind, kind), count(AttrWriteItems, items))
+	w := r.in.t.start(parent, SpanSessionWrite, KindInternal, constant(AttrWriteKind, kind), count(AttrWriteItems, items))
 	if intent != "" {
 		w.set(ident(AttrIntentID, intent))
 	}
@@ -320,7 +318,7 @@ func (in *Instrument) intend(it kernel.Intent) *step {
 	parent := in.parent()
 	switch kind {
 	case StepCompaction:
-		s.checkpoint = in.t.start(parent, SpanCheckpoint, trace.SpanKindInternal,
+		s.checkpoint = in.t.start(parent, SpanCheckpoint, KindInternal,
 			constant(AttrCheckpointKind, CheckpointCompaction), ident(AttrIntentID, it.ID))
 		parent = s.checkpoint
 	case StepToolCall:
@@ -334,7 +332,7 @@ func (in *Instrument) intend(it kernel.Intent) *step {
 			}
 		}
 	}
-	s.span = in.t.start(parent, SpanStep, trace.SpanKindInternal, constant(AttrStepKind, kind), ident(AttrIntentID, it.ID))
+	s.span = in.t.start(parent, SpanStep, KindInternal, constant(AttrStepKind, kind), ident(AttrIntentID, it.ID))
 	if kind != StepToolCall {
 		// The n-th model call (or compaction) of the turn: a second one follows an overflow.
 		s.span.set(count(AttrStepAttempt, in.attempts[kind]))
@@ -423,7 +421,7 @@ func (in *Instrument) Model(m llm.Model) llm.Model {
 		if maxTokens == 0 {
 			maxTokens = in.sub.MaxTokens
 		}
-		sp := in.t.start(parent, ChatSpan(in.sub.Model), trace.SpanKindClient, append([]attr{constant(GenAIOperationName, OpChat),
+		sp := in.t.start(parent, ChatSpan(in.sub.Model), KindClient, append([]attr{constant(GenAIOperationName, OpChat),
 			enum(GenAIProviderName, in.sub.Provider, providers...), ident(GenAIRequestModel, in.sub.Model)}, in.server...)...)
 		if maxTokens > 0 {
 			sp.set(count(GenAIRequestMaxTokens, maxTokens))
@@ -437,7 +435,7 @@ func (in *Instrument) Model(m llm.Model) llm.Model {
 			chunks       int
 			retries      int
 		)
-		msg := m.Stream(sp.context(ctx), req, func(ev llm.Event) {
+		msg := m.Stream(ctx, req, func(ev llm.Event) {
 			switch ev.Type {
 			case llm.EventStart:
 				attemptStart, firstChunk = time.Now(), 0

@@ -17,8 +17,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // OTLP protocols, as OTEL_EXPORTER_OTLP_PROTOCOL names them.
@@ -35,7 +33,7 @@ const (
 // DefaultOTLPEndpoint is where spans go when no OTEL_EXPORTER_OTLP_*ENDPOINT is set.
 const DefaultOTLPEndpoint = "http://localhost:4318/v1/traces"
 
-// otlpExporter is an sdktrace.SpanExporter that POSTs each batch of spans as one OTLP
+// otlpExporter is an Exporter that POSTs each batch of spans as one OTLP
 // ExportTraceServiceRequest, protobuf- or JSON-encoded.
 type otlpExporter struct {
 	url     string
@@ -171,7 +169,7 @@ func otlpTLS(getenv func(string) string) (*tls.Config, error) {
 
 // ExportSpans sends spans in one request, retrying while the receiver says it is throttled or
 // unavailable (429, 502, 503, 504) and ctx allows.
-func (e *otlpExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+func (e *otlpExporter) ExportSpans(ctx context.Context, spans []*SpanRecord) error {
 	if len(spans) == 0 {
 		return nil
 	}

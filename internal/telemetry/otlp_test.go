@@ -1,44 +1,46 @@
 package telemetry
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"math"
 	"strings"
 	"testing"
 	"time"
-
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.opentelemetry.io/otel/trace"
 )
+
+// ids parses a trace id and a span id written in hex.
+func ids(t testing.TB, trace, span string) (TraceID, SpanID) {
+	var tid TraceID
+	var sid SpanID
+	if n, err := hex.Decode(tid[:], []byte(trace)); err != nil || n != len(tid) {
+		t.Fatalf("trace id %s: %v", trace, err)
+	}
+	if n, err := hex.Decode(sid[:], []byte(span)); err != nil || n != len(sid) {
+		t.Fatalf("span id %s: %v", span, err)
+	}
+	return tid, sid
+}
 
 // TestOTLPJSONEncoding checks the parts of the OTLP JSON mapping a run does not exercise:
 // status codes renumbered, events, arrays, doubles, booleans, span kind and the parent id.
 func TestOTLPJSONEncoding(t *testing.T) {
-	tid, _ := trace.TraceIDFromHex("0102030405060708090a0b0c0d0e0f10")
-	sid, _ := trace.SpanIDFromHex("1112131415161718")
-	pid, _ := trace.SpanIDFromHex("2122232425262728")
+	tid, sid := ids(t, "0102030405060708090a0b0c0d0e0f10", "1112131415161718")
+	_, pid := ids(t, "0102030405060708090a0b0c0d0e0f10", "2122232425262728")
 	start := time.Unix(1700000000, 5)
-	stub := tracetest.SpanStub{
-		Name:        "s",
-		SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled}),
-		Parent:      trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: pid}),
-		SpanKind:    trace.SpanKindClient,
-		StartTime:   start,
-		EndTime:     start.Add(time.Second),
-		Attributes: []attribute.KeyValue{
-			attribute.Float64("d", 1.5), attribute.Float64("nan", math.NaN()), attribute.Bool("b", true),
-			attribute.Int64Slice("is", []int64{1, -2}), attribute.StringSlice("ss", []string{"x"}),
+	rec := &SpanRecord{
+		Name: "s", TraceID: tid, SpanID: sid, Parent: pid, Kind: KindClient,
+		Start: start, End: start.Add(time.Second),
+		Attributes: []Attr{
+			{"d", floatValue(1.5)}, {"nan", floatValue(math.NaN())}, {"b", boolValue(true)},
+			{"ss", stringsValue([]string{"x", "y"})},
 		},
-		Events:   []sdktrace.Event{{Name: "e", Time: start, Attributes: []attribute.KeyValue{attribute.Int("n", 3)}}},
-		Status:   sdktrace.Status{Code: codes.Error, Description: "boom"},
-		Resource: resource.NewSchemaless(attribute.String("service.name", "x")),
+		Events:   []Event{{Name: "e", Time: start, Attributes: []Attr{{"n", intValue(3)}}}},
+		Status:   Status{Code: StatusError, Description: "boom"},
+		Resource: &Resource{Attributes: []Attr{{"service.name", stringValue("x")}}},
 	}
-	b, err := json.Marshal(encodeSpans([]sdktrace.ReadOnlySpan{stub.Snapshot()}))
+	b, err := json.Marshal(encodeSpans([]*SpanRecord{rec}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +52,7 @@ func TestOTLPJSONEncoding(t *testing.T) {
 		`"startTimeUnixNano":"1700000000000000005","endTimeUnixNano":"1700000001000000005"`,
 		`{"key":"d","value":{"doubleValue":1.5}}`, `{"key":"nan","value":{"doubleValue":"NaN"}}`,
 		`{"key":"b","value":{"boolValue":true}}`,
-		`{"key":"is","value":{"arrayValue":{"values":[{"intValue":"1"},{"intValue":"-2"}]}}}`,
-		`{"key":"ss","value":{"arrayValue":{"values":[{"stringValue":"x"}]}}}`,
+		`{"key":"ss","value":{"arrayValue":{"values":[{"stringValue":"x"},{"stringValue":"y"}]}}}`,
 		`"events":[{"timeUnixNano":"1700000000000000005","name":"e","attributes":[{"key":"n","value":{"intValue":"3"}}]}]`,
 		`"status":{"code":2,"message":"boom"}`,
 	} {
@@ -112,7 +113,7 @@ func TestServerAttributes(t *testing.T) {
 	} {
 		var got []string
 		for _, a := range server(tc.provider, tc.baseURL) {
-			got = append(got, string(a.kv.Key)+"="+a.kv.Value.String())
+			got = append(got, a.kv.Key+"="+a.kv.Value.String())
 		}
 		if strings.Join(got, " ") != tc.want {
 			t.Errorf("%s %q: %v, want %s", tc.provider, tc.baseURL, got, tc.want)
@@ -123,17 +124,17 @@ func TestServerAttributes(t *testing.T) {
 // BenchmarkOTLPEncode measures encoding one batch of 100 spans of a run's shape in each OTLP
 // encoding.
 func BenchmarkOTLPEncode(b *testing.B) {
-	tid, _ := trace.TraceIDFromHex("0102030405060708090a0b0c0d0e0f10")
-	res := resource.NewSchemaless(attribute.String("service.name", "rein"))
-	spans := make([]sdktrace.ReadOnlySpan, 100)
+	tid, _ := ids(b, "0102030405060708090a0b0c0d0e0f10", "0000000000000001")
+	res := &Resource{Attributes: []Attr{{"service.name", stringValue("rein")}}}
+	spans := make([]*SpanRecord, 100)
 	for i := range spans {
-		var sid trace.SpanID
+		var sid SpanID
 		sid[7] = byte(i + 1)
-		stub := tracetest.SpanStub{Name: "chat claude-sonnet-4-5", Resource: res, StartTime: time.Unix(1700000000, 0), EndTime: time.Unix(1700000001, 0),
-			SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled}),
-			Attributes: []attribute.KeyValue{attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.request.model", "claude-sonnet-4-5"),
-				attribute.Int("gen_ai.usage.input_tokens", 1200), attribute.Int("gen_ai.usage.output_tokens", 80), attribute.StringSlice("gen_ai.response.finish_reasons", []string{"end_turn"})}}
-		spans[i] = stub.Snapshot()
+		spans[i] = &SpanRecord{Name: "chat claude-sonnet-4-5", Resource: res, Start: time.Unix(1700000000, 0), End: time.Unix(1700000001, 0),
+			TraceID: tid, SpanID: sid,
+			Attributes: []Attr{{"gen_ai.operation.name", stringValue("chat")}, {"gen_ai.request.model", stringValue("claude-sonnet-4-5")},
+				{"gen_ai.usage.input_tokens", intValue(1200)}, {"gen_ai.usage.output_tokens", intValue(80)},
+				{"gen_ai.response.finish_reasons", stringsValue([]string{"end_turn"})}}}
 	}
 	b.Run("protobuf", func(b *testing.B) {
 		for b.Loop() {

@@ -5,11 +5,6 @@ import (
 	"math"
 	"strconv"
 	"time"
-
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // An OTLP ExportTraceServiceRequest (opentelemetry/proto/collector/trace/v1), built once per
@@ -132,44 +127,37 @@ func (d otlpDouble) MarshalJSON() ([]byte, error) {
 	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
 }
 
-// Span flags of OTLP: the W3C trace flags in the low byte, and whether the parent is remote.
+// Span flags of OTLP: the W3C trace flags in the low byte (every exported span is sampled),
+// and that the parent is known to be local (rein propagates no trace context).
 const (
+	otlpFlagSampled      = 0x01
 	otlpFlagsHasIsRemote = 0x100
-	otlpFlagsIsRemote    = 0x200
 )
 
-func otlpFlags(sc trace.SpanContext, remote bool) uint32 {
-	f := uint32(sc.TraceFlags()) | otlpFlagsHasIsRemote
-	if remote {
-		f |= otlpFlagsIsRemote
-	}
-	return f
-}
-
 // encodeSpans groups spans by resource and instrumentation scope.
-func encodeSpans(spans []sdktrace.ReadOnlySpan) *otlpRequest {
+func encodeSpans(spans []*SpanRecord) *otlpRequest {
 	type scopeKey struct {
-		name, version, schema string
-		attrs                 attribute.Distinct
+		res   *Resource
+		scope Scope
 	}
 	req := &otlpRequest{}
-	resources := map[attribute.Distinct]*otlpResourceSpans{}
-	scopes := map[attribute.Distinct]map[scopeKey]*otlpScopeSpans{}
+	resources := map[*Resource]*otlpResourceSpans{}
+	scopes := map[scopeKey]*otlpScopeSpans{}
 	for _, s := range spans {
-		res := s.Resource()
-		rk := res.Equivalent()
-		rs := resources[rk]
+		rs := resources[s.Resource]
 		if rs == nil {
-			rs = &otlpResourceSpans{Resource: otlpResource{Attributes: otlpAttrs(res.Attributes())}, SchemaURL: res.SchemaURL()}
-			resources[rk], scopes[rk] = rs, map[scopeKey]*otlpScopeSpans{}
+			rs = &otlpResourceSpans{}
+			if s.Resource != nil {
+				rs.Resource.Attributes = otlpAttrs(s.Resource.Attributes)
+			}
+			resources[s.Resource] = rs
 			req.ResourceSpans = append(req.ResourceSpans, rs)
 		}
-		is := s.InstrumentationScope()
-		sk := scopeKey{is.Name, is.Version, is.SchemaURL, is.Attributes.Equivalent()}
-		ss := scopes[rk][sk]
+		sk := scopeKey{s.Resource, s.Scope}
+		ss := scopes[sk]
 		if ss == nil {
-			ss = &otlpScopeSpans{Scope: otlpScope{Name: is.Name, Version: is.Version, Attributes: otlpAttrs(is.Attributes.ToSlice())}, SchemaURL: is.SchemaURL}
-			scopes[rk][sk] = ss
+			ss = &otlpScopeSpans{Scope: otlpScope{Name: s.Scope.Name, Version: s.Scope.Version}}
+			scopes[sk] = ss
 			rs.ScopeSpans = append(rs.ScopeSpans, ss)
 		}
 		ss.Spans = append(ss.Spans, encodeSpan(s))
@@ -177,55 +165,29 @@ func encodeSpans(spans []sdktrace.ReadOnlySpan) *otlpRequest {
 	return req
 }
 
-func encodeSpan(s sdktrace.ReadOnlySpan) otlpSpan {
-	sc, parent := s.SpanContext(), s.Parent()
+func encodeSpan(s *SpanRecord) otlpSpan {
 	out := otlpSpan{
-		TraceID:                traceID(sc),
-		SpanID:                 spanID(sc),
-		TraceState:             sc.TraceState().String(),
-		Flags:                  otlpFlags(sc, parent.IsRemote()),
-		Name:                   s.Name(),
-		Kind:                   int(s.SpanKind()), // trace.SpanKind numbers the kinds as OTLP does
-		StartTimeUnixNano:      unixNano(s.StartTime()),
-		EndTimeUnixNano:        unixNano(s.EndTime()),
-		Attributes:             otlpAttrs(s.Attributes()),
-		DroppedAttributesCount: s.DroppedAttributes(),
-		DroppedEventsCount:     s.DroppedEvents(),
-		DroppedLinksCount:      s.DroppedLinks(),
-		Status:                 otlpStatus{Message: s.Status().Description},
+		TraceID:           s.TraceID[:],
+		SpanID:            s.SpanID[:],
+		Flags:             otlpFlagSampled | otlpFlagsHasIsRemote,
+		Name:              s.Name,
+		Kind:              int(s.Kind), // SpanKind numbers the kinds as OTLP does
+		StartTimeUnixNano: unixNano(s.Start),
+		EndTimeUnixNano:   unixNano(s.End),
+		Attributes:        otlpAttrs(s.Attributes),
+		Status:            otlpStatus{Message: s.Status.Description},
 	}
-	if parent.HasSpanID() {
-		out.ParentSpanID = spanID(parent)
+	if s.Parent.IsValid() {
+		out.ParentSpanID = s.Parent[:]
 	}
-	switch s.Status().Code {
-	case codes.Ok:
-		out.Status.Code = 1 // STATUS_CODE_OK
-	case codes.Error:
+	if s.Status.Code == StatusError {
 		out.Status.Code = 2 // STATUS_CODE_ERROR
 	}
-	for _, ev := range s.Events() {
-		out.Events = append(out.Events, otlpEvent{
-			TimeUnixNano:           unixNano(ev.Time),
-			Name:                   ev.Name,
-			Attributes:             otlpAttrs(ev.Attributes),
-			DroppedAttributesCount: ev.DroppedAttributeCount,
-		})
-	}
-	for _, l := range s.Links() {
-		out.Links = append(out.Links, otlpLink{
-			TraceID:                traceID(l.SpanContext),
-			SpanID:                 spanID(l.SpanContext),
-			TraceState:             l.SpanContext.TraceState().String(),
-			Attributes:             otlpAttrs(l.Attributes),
-			DroppedAttributesCount: l.DroppedAttributeCount,
-			Flags:                  otlpFlags(l.SpanContext, l.SpanContext.IsRemote()),
-		})
+	for _, ev := range s.Events {
+		out.Events = append(out.Events, otlpEvent{TimeUnixNano: unixNano(ev.Time), Name: ev.Name, Attributes: otlpAttrs(ev.Attributes)})
 	}
 	return out
 }
-
-func traceID(sc trace.SpanContext) hexID { id := sc.TraceID(); return id[:] }
-func spanID(sc trace.SpanContext) hexID  { id := sc.SpanID(); return id[:] }
 
 func unixNano(t time.Time) uint64 {
 	if t.IsZero() {
@@ -234,53 +196,37 @@ func unixNano(t time.Time) uint64 {
 	return uint64(t.UnixNano())
 }
 
-func otlpAttrs(kvs []attribute.KeyValue) []otlpKeyValue {
+func otlpAttrs(kvs []Attr) []otlpKeyValue {
 	if len(kvs) == 0 {
 		return nil
 	}
 	out := make([]otlpKeyValue, len(kvs))
 	for i, kv := range kvs {
-		out[i] = otlpKeyValue{Key: string(kv.Key), Value: otlpValue(kv.Value)}
+		out[i] = otlpKeyValue{Key: kv.Key, Value: otlpValue(kv.Value)}
 	}
 	return out
 }
 
-func otlpValue(v attribute.Value) otlpAnyValue {
+func otlpValue(v Value) otlpAnyValue {
 	switch v.Type() {
-	case attribute.BOOL:
+	case TypeBool:
 		b := v.AsBool()
 		return otlpAnyValue{BoolValue: &b}
-	case attribute.INT64:
+	case TypeInt64:
 		i := v.AsInt64()
 		return otlpAnyValue{IntValue: &i}
-	case attribute.FLOAT64:
+	case TypeFloat64:
 		d := otlpDouble(v.AsFloat64())
 		return otlpAnyValue{DoubleValue: &d}
-	case attribute.STRING:
+	case TypeString:
 		s := v.AsString()
 		return otlpAnyValue{StringValue: &s}
-	case attribute.BOOLSLICE:
-		return otlpArray(v.AsBoolSlice(), func(b bool) otlpAnyValue { return otlpAnyValue{BoolValue: &b} })
-	case attribute.INT64SLICE:
-		return otlpArray(v.AsInt64Slice(), func(i int64) otlpAnyValue { return otlpAnyValue{IntValue: &i} })
-	case attribute.FLOAT64SLICE:
-		return otlpArray(v.AsFloat64Slice(), func(f float64) otlpAnyValue { d := otlpDouble(f); return otlpAnyValue{DoubleValue: &d} })
-	case attribute.STRINGSLICE:
-		return otlpArray(v.AsStringSlice(), func(s string) otlpAnyValue { return otlpAnyValue{StringValue: &s} })
-	case attribute.SLICE:
-		return otlpArray(v.AsSlice(), otlpValue)
-	case attribute.BYTESLICE:
-		return otlpAnyValue{BytesValue: v.AsByteSlice()}
-	case attribute.MAP:
-		return otlpAnyValue{KvlistValue: &otlpKeyValues{Values: otlpAttrs(v.AsMap())}}
+	case TypeStringSlice:
+		a := &otlpValues{Values: make([]otlpAnyValue, len(v.ss))}
+		for i := range v.ss {
+			a.Values[i] = otlpAnyValue{StringValue: &v.ss[i]}
+		}
+		return otlpAnyValue{ArrayValue: a}
 	}
 	return otlpAnyValue{}
-}
-
-func otlpArray[T any](xs []T, value func(T) otlpAnyValue) otlpAnyValue {
-	a := &otlpValues{Values: make([]otlpAnyValue, len(xs))}
-	for i, x := range xs {
-		a.Values[i] = value(x)
-	}
-	return otlpAnyValue{ArrayValue: a}
 }

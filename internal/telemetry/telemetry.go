@@ -9,12 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // ErrConfig says the trace configuration cannot be used.
@@ -45,38 +39,43 @@ type Config struct {
 	// Exporter is "" (off), "otlp", "stdout" or "file:PATH". Ignored when Export is set.
 	Exporter string
 	// Export, if set, receives every span synchronously as it ends (tests, embedders).
-	Export sdktrace.SpanExporter
+	Export Exporter
 	// Stderr is where the stdout exporter writes (rein's own standard output is reserved for
-	// its answers and events); nil means os.Stderr.
+	// its answers and events), and where warnings about ignored OTEL_* values go; nil means
+	// os.Stderr.
 	Stderr io.Writer
-	// Getenv reads the standard OTEL_EXPORTER_OTLP_* variables that configure the OTLP
-	// exporter (endpoint, headers, timeout, compression, certificates; a protocol other than
-	// http/json is refused); nil means os.Getenv.
+	// Getenv reads the standard variables: OTEL_EXPORTER_OTLP_* configure the OTLP exporter
+	// (endpoint, headers, timeout, compression, certificates; grpc is refused),
+	// OTEL_TRACES_SAMPLER(_ARG) the sampler, OTEL_BSP_* the batch processor,
+	// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES the resource; nil means os.Getenv.
 	Getenv func(string) string
 	// Version is rein's version, exported as service.version.
 	Version string
 }
 
-// Tracer owns the tracer provider and its exporter. A nil *Tracer is valid and traces nothing.
+// Tracer makes spans and hands each, as it ends, to its processor: the exporter itself for
+// Config.Export, else a batch processor in front of it. A nil *Tracer is valid and traces
+// nothing.
 type Tracer struct {
-	tp     *sdktrace.TracerProvider
-	tr     trace.Tracer
-	exp    *reporting
-	closer io.Closer // the trace file, if any
+	sampler  sampler
+	resource *Resource
+	scope    Scope
+	proc     processor
+	exp      *reporting
+	closer   io.Closer // the trace file, if any
 }
 
 // reporting keeps the export failures of an exporter for Shutdown to report, instead of
-// handing them to the batch processor, which would log each one through OpenTelemetry's
-// global error handler in the middle of rein's output.
+// letting them be written in the middle of rein's output.
 type reporting struct {
-	sdktrace.SpanExporter
+	Exporter
 	mu            sync.Mutex
 	calls, failed int
 	first         error
 }
 
-func (r *reporting) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	err := r.SpanExporter.ExportSpans(ctx, spans)
+func (r *reporting) ExportSpans(ctx context.Context, spans []*SpanRecord) error {
+	err := r.Exporter.ExportSpans(ctx, spans)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls++
@@ -99,91 +98,74 @@ func (r *reporting) err() error {
 }
 
 // New starts tracing as cfg says; with no exporter configured it returns a nil *Tracer, whose
-// instrumentation passes everything through untouched. rein never installs a global tracer
-// provider, so libraries that trace through the global one (the provider SDKs) stay silent.
-func New(ctx context.Context, cfg Config) (*Tracer, error) {
+// instrumentation passes everything through untouched. rein links no OpenTelemetry API, so
+// there is no global tracer provider for a library to trace through.
+func New(_ context.Context, cfg Config) (*Tracer, error) {
 	if cfg.Export == nil && cfg.Exporter == ExportOff {
 		return nil, nil
 	}
 	if err := CheckExporter(cfg.Exporter); err != nil {
 		return nil, err
 	}
-	getenv := cfg.Getenv
+	getenv, stderr := cfg.Getenv, cfg.Stderr
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	if stderr == nil {
+		stderr = os.Stderr
+	}
 	t := &Tracer{}
-	var opt sdktrace.TracerProviderOption
+	var exp Exporter
 	switch {
 	case cfg.Export != nil:
-		t.exp = &reporting{SpanExporter: cfg.Export}
-		opt = sdktrace.WithSyncer(t.exp)
+		exp = cfg.Export
 	case cfg.Exporter == ExportOTLP:
-		exp, err := newOTLPExporter(getenv)
+		e, err := newOTLPExporter(getenv)
 		if err != nil {
 			return nil, err
 		}
-		t.exp = &reporting{SpanExporter: exp}
-		opt = sdktrace.WithBatcher(t.exp)
+		exp = e
 	case cfg.Exporter == ExportStdout:
-		w := cfg.Stderr
-		if w == nil {
-			w = os.Stderr
-		}
-		exp, err := stdouttrace.New(stdouttrace.WithWriter(w))
-		if err != nil {
-			return nil, fmt.Errorf("%w: stdout: %w", ErrConfig, err)
-		}
-		t.exp = &reporting{SpanExporter: exp}
-		opt = sdktrace.WithBatcher(t.exp)
+		exp = newStdoutExporter(stderr)
 	default: // file:PATH
 		path := strings.TrimPrefix(cfg.Exporter, ExportFile)
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if err != nil {
 			return nil, fmt.Errorf("%w: trace file: %w", ErrConfig, err)
 		}
-		exp, err := stdouttrace.New(stdouttrace.WithWriter(f))
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%w: file: %w", ErrConfig, err)
-		}
 		t.closer = f
-		t.exp = &reporting{SpanExporter: exp}
-		opt = sdktrace.WithBatcher(t.exp)
+		exp = newStdoutExporter(f)
+	}
+	t.exp = &reporting{Exporter: exp}
+	if cfg.Export != nil {
+		t.proc = &syncer{exp: t.exp}
+	} else {
+		t.proc = newBatcher(t.exp, batchConfigFromEnv(getenv))
 	}
 	version := cfg.Version
 	if version == "" {
 		version = "dev"
 	}
-	// The resource names the service and the SDK, plus what OTEL_RESOURCE_ATTRIBUTES and
-	// OTEL_SERVICE_NAME say. Process and host detectors are left out on purpose: a process's
-	// command line holds the prompt.
-	res, err := resource.New(ctx,
-		resource.WithAttributes(attribute.String("service.name", "rein"), attribute.String("service.version", version)),
-		resource.WithTelemetrySDK(),
-		resource.WithFromEnv(),
-	)
-	if err != nil && res == nil {
-		res = resource.Empty()
-	}
-	t.tp = sdktrace.NewTracerProvider(opt, sdktrace.WithResource(res))
-	t.tr = t.tp.Tracer("github.com/reinhq/rein/internal/telemetry", trace.WithInstrumentationVersion(version))
+	warn := func(msg string) { fmt.Fprintf(stderr, "rein: %s\n", msg) }
+	t.sampler = samplerFromEnv(getenv, warn)
+	t.resource = newResource(version, getenv, warn)
+	t.scope = Scope{Name: "github.com/reinhq/rein/internal/telemetry", Version: version}
 	return t, nil
 }
 
 // ShutdownTimeout bounds the final flush of Shutdown.
 const ShutdownTimeout = 10 * time.Second
 
-// Shutdown ends any span still open, exports what is buffered and closes the exporter. Call
-// it once, before the process exits; an export failure is returned and does not affect
-// anything else.
+// Shutdown exports what is buffered and closes the exporter; a span that ends later is not
+// exported. Call it once, before the process exits; an export failure (or spans the full
+// queue dropped) is returned and does not affect anything else.
 func (t *Tracer) Shutdown(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, ShutdownTimeout)
 	defer cancel()
-	err := errors.Join(t.tp.Shutdown(ctx), t.exp.err())
+	err := errors.Join(t.proc.shutdown(ctx), t.exp.err())
 	if t.closer != nil {
 		err = errors.Join(err, t.closer.Close())
 	}

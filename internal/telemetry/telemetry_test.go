@@ -8,15 +8,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-
-	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/propagation"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/reinhq/rein/internal/kernel"
 	"github.com/reinhq/rein/internal/llm"
@@ -46,6 +42,27 @@ turns:
   - {text: calling, calls: [{name: echo, id: call_1, args: {n: 1}}], usage: {input: 100, output: 10}}
   - {text: done, usage: {input: 120, output: 5}}
 `
+
+// memory keeps every span it is given.
+type memory struct {
+	mu    sync.Mutex
+	spans []*telemetry.SpanRecord
+}
+
+func (m *memory) ExportSpans(_ context.Context, spans []*telemetry.SpanRecord) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.spans = append(m.spans, spans...)
+	return nil
+}
+
+func (m *memory) Shutdown(context.Context) error { return nil }
+
+func (m *memory) get() []*telemetry.SpanRecord {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*telemetry.SpanRecord(nil), m.spans...)
+}
 
 // run runs the scenario on an agent instrumented by tr.
 func run(t testing.TB, tr *telemetry.Tracer, scenario string, cfg kernel.Config, history []llm.Message) *kernel.Outcome {
@@ -97,7 +114,7 @@ func (c *compactor) Compact(ctx context.Context, msgs []llm.Message, _ string) (
 // TestCompactionCheckpoint checks the spans of a compaction: a checkpoint around a step
 // around the summarization request, inside the turn that needed it.
 func TestCompactionCheckpoint(t *testing.T) {
-	mem := tracetest.NewInMemoryExporter()
+	mem := &memory{}
 	tr, err := telemetry.New(context.Background(), telemetry.Config{Export: mem})
 	if err != nil {
 		t.Fatal(err)
@@ -106,15 +123,15 @@ func TestCompactionCheckpoint(t *testing.T) {
 	history[0].ID, history[1].ID = "e1", "e2"
 	scenario := "version: 1\ndialogs:\n  - turns:\n      - {text: answered, usage: {input: 50, output: 5}}\n"
 	run(t, tr, scenario, kernel.Config{Compactor: &compactor{}}, history)
-	spans := mem.GetSpans()
-	byID := map[string]tracetest.SpanStub{}
+	spans := mem.get()
+	byID := map[telemetry.SpanID]*telemetry.SpanRecord{}
 	for _, s := range spans {
-		byID[s.SpanContext.SpanID().String()] = s
+		byID[s.SpanID] = s
 	}
-	chain := func(s tracetest.SpanStub) string {
+	chain := func(s *telemetry.SpanRecord) string {
 		var names []string
 		for s.Parent.IsValid() {
-			s = byID[s.Parent.SpanID().String()]
+			s = byID[s.Parent]
 			names = append(names, s.Name)
 		}
 		return strings.Join(names, " < ")
@@ -126,10 +143,10 @@ func TestCompactionCheckpoint(t *testing.T) {
 		}
 		if s.Name == telemetry.SpanCheckpoint {
 			for _, kv := range s.Attributes {
-				if string(kv.Key) == telemetry.AttrCheckpointKind && kv.Value.AsString() == telemetry.CheckpointCompaction {
+				if kv.Key == telemetry.AttrCheckpointKind && kv.Value.AsString() == telemetry.CheckpointCompaction {
 					var before int64
 					for _, kv := range s.Attributes {
-						if string(kv.Key) == telemetry.AttrTokensBefore {
+						if kv.Key == telemetry.AttrTokensBefore {
 							before = kv.Value.AsInt64()
 						}
 					}
@@ -149,17 +166,12 @@ func TestCompactionCheckpoint(t *testing.T) {
 	}
 }
 
-// TestProviderSDKsMakeNoSpans runs each network adapter against a failing server with a
-// recording global tracer provider and the W3C propagator installed, as a host application
-// might: the SDKs must neither open spans of their own nor send trace headers, so the only
-// span of a request is rein's chat span (with error.type set from the failure).
+// TestProviderSDKsMakeNoSpans runs each network adapter against a failing server: the
+// adapters must neither open spans of their own nor send trace headers, so the only span of a
+// request is rein's chat span (with error.type set from the failure). rein links no
+// OpenTelemetry API at all (TestLinksNoOpenTelemetry), so there is no global tracer provider
+// an adapter could trace through.
 func TestProviderSDKsMakeNoSpans(t *testing.T) {
-	global := tracetest.NewInMemoryExporter()
-	prev, prevProp := otel.GetTracerProvider(), otel.GetTextMapPropagator()
-	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(global)))
-	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
-	defer func() { otel.SetTracerProvider(prev); otel.SetTextMapPropagator(prevProp) }()
-
 	var mu sync.Mutex
 	var traceHeaders []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -196,7 +208,7 @@ func TestProviderSDKsMakeNoSpans(t *testing.T) {
 		llm.ProviderOpenAICompat: compat,
 	}
 	for name, m := range models {
-		mem := tracetest.NewInMemoryExporter()
+		mem := &memory{}
 		tr, err := telemetry.New(context.Background(), telemetry.Config{Export: mem})
 		if err != nil {
 			t.Fatal(err)
@@ -206,33 +218,40 @@ func TestProviderSDKsMakeNoSpans(t *testing.T) {
 		if msg.StopReason != llm.StopError {
 			t.Errorf("%s: stop %s, want an error from the failing server", name, msg.StopReason)
 		}
-		spans := mem.GetSpans()
+		spans := mem.get()
 		if len(spans) != 1 || spans[0].Name != "chat m" {
 			t.Fatalf("%s: our spans %v, want one chat m", name, spans)
 		}
-		var status int64
-		var errType string
-		for _, kv := range spans[0].Attributes {
-			switch string(kv.Key) {
-			case telemetry.HTTPResponseStatusCode:
-				status = kv.Value.AsInt64()
-			case telemetry.ErrorType:
-				errType = kv.Value.AsString()
-			}
+		status, _ := spans[0].Attr(telemetry.HTTPResponseStatusCode)
+		errType, _ := spans[0].Attr(telemetry.ErrorType)
+		if status.AsInt64() != 400 || errType.AsString() != string(llm.KindInvalid) || spans[0].Status.Description != errType.AsString() {
+			t.Errorf("%s: http status attribute %v, error.type %v, status %v; want 400, invalid", name, status, errType, spans[0].Status)
 		}
-		if status != 400 || errType != string(llm.KindInvalid) || spans[0].Status.Description != errType {
-			t.Errorf("%s: http status attribute %d, error.type %q, status %v; want 400, invalid", name, status, errType, spans[0].Status)
-		}
-	}
-	if got := global.GetSpans(); len(got) != 0 {
-		var names []string
-		for _, s := range got {
-			names = append(names, s.Name+" ("+s.InstrumentationScope.Name+")")
-		}
-		t.Errorf("provider SDKs opened spans of their own: %v", names)
 	}
 	if len(traceHeaders) > 0 {
 		t.Errorf("trace headers sent: %v", traceHeaders)
+	}
+}
+
+// TestLinksNoOpenTelemetry checks that the rein binary links no OpenTelemetry package (nor
+// what they pull in): rein makes its spans itself, and their package initializers would run
+// at every start, tracing on or off.
+func TestLinksNoOpenTelemetry(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to list the binary's packages")
+	}
+	out, err := exec.Command(goTool, "list", "-deps", "github.com/reinhq/rein/cmd/rein").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "github.com/reinhq/rein/internal/telemetry") {
+		t.Fatalf("go list -deps does not list the telemetry package:\n%.500s", out)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if strings.HasPrefix(p, "go.opentelemetry.io/") || strings.HasPrefix(p, "github.com/go-logr/") {
+			t.Errorf("rein links %s", p)
+		}
 	}
 }
 
