@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -94,6 +95,7 @@ type batcher struct {
 	stopped chan struct{} // closed when the goroutine has exported the rest
 	ctx     context.Context
 	cancel  context.CancelFunc // the final export's context
+	wakes   atomic.Int64       // the loop's wake-ups (tests: an idle loop sleeps)
 }
 
 func newBatcher(exp Exporter, cfg batchConfig) *batcher {
@@ -114,7 +116,7 @@ func (b *batcher) onEnd(r *SpanRecord) {
 		return
 	}
 	b.queue = append(b.queue, r)
-	if len(b.queue) >= b.cfg.maxSize {
+	if len(b.queue) >= b.cfg.maxSize || b.cfg.delay == 0 { // a delay of 0: export at once
 		select {
 		case b.full <- struct{}{}:
 		default:
@@ -124,8 +126,12 @@ func (b *batcher) onEnd(r *SpanRecord) {
 
 func (b *batcher) loop() {
 	defer close(b.stopped)
-	timer := time.NewTimer(b.cfg.delay)
+	var tick <-chan time.Time // none with a delay of 0: an ending span signals full
+	timer := time.NewTimer(max(b.cfg.delay, time.Millisecond))
 	defer timer.Stop()
+	if b.cfg.delay > 0 {
+		tick = timer.C
+	}
 	for {
 		select {
 		case <-b.stop:
@@ -133,11 +139,14 @@ func (b *batcher) loop() {
 			}
 			return
 		case <-b.full:
-		case <-timer.C:
+		case <-tick:
 		}
-		for b.export(context.Background()) && b.ready() {
+		b.wakes.Add(1)
+		for b.export(context.Background()) && (b.ready() || b.cfg.delay == 0) {
 		}
-		timer.Reset(b.cfg.delay)
+		if b.cfg.delay > 0 {
+			timer.Reset(b.cfg.delay)
+		}
 	}
 }
 

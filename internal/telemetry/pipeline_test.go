@@ -240,6 +240,32 @@ func TestBatcherScheduleDelay(t *testing.T) {
 	}
 }
 
+// TestBatcherNoDelay: OTEL_BSP_SCHEDULE_DELAY=0 exports each span as it ends, and the loop
+// sleeps while nothing ends (a timer of 0 would wake it without end).
+func TestBatcherNoDelay(t *testing.T) {
+	exp := &batches{}
+	var stderr bytes.Buffer
+	tr := tracer(exp, &stderr, "OTEL_BSP_SCHEDULE_DELAY", "0")
+	defer tr.proc.shutdown(context.Background())
+	spansOf(tr, 1)
+	deadline := time.Now().Add(10 * time.Second)
+	for n := 0; n < 2 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		n = 0
+		for _, k := range exp.sizes() {
+			n += k
+		}
+	}
+	b := tr.proc.(*batcher)
+	idle := b.wakes.Load()
+	time.Sleep(50 * time.Millisecond)
+	if got := exp.sizes(); len(got) == 0 {
+		t.Fatalf("nothing exported before shutdown with a delay of 0")
+	}
+	if woke := b.wakes.Load() - idle; woke > 0 {
+		t.Errorf("the idle loop woke %d times in 50 ms with a delay of 0", woke)
+	}
+}
+
 func TestResource(t *testing.T) {
 	var stderr bytes.Buffer
 	warn := func(m string) { stderr.WriteString(m + "\n") }
