@@ -1,0 +1,312 @@
+package jsonschema
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/reinhq/rein/internal/strictjson"
+)
+
+// MaxDepth bounds how deeply schemas may nest (through references) while validating one value.
+const MaxDepth = 512
+
+// Problem is one reason a value was refused.
+type Problem struct {
+	// Path is the instance path as package strictjson writes it ("" for the value itself).
+	Path    string
+	Keyword string
+	Message string
+}
+
+func (p Problem) String() string {
+	return strictjson.ShowPath(p.Path) + ": " + p.Message + " (" + p.Keyword + ")"
+}
+
+// Error is a refusal by [Resolved.Validate]: every problem found.
+type Error struct{ Problems []Problem }
+
+func (e *Error) Error() string {
+	l := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		l[i] = p.String()
+	}
+	return strings.Join(l, "; ")
+}
+
+// Validate checks v, a decoded JSON value (objects map[string]any, arrays []any, numbers
+// json.Number or float64), against the schema. A refusal is an *[Error].
+func (r *Resolved) Validate(v any) error {
+	c := checker{r: r}
+	c.check(r.root, v, "", 0)
+	if len(c.problems) > 0 {
+		return &Error{Problems: c.problems}
+	}
+	return nil
+}
+
+type checker struct {
+	r        *Resolved
+	problems []Problem
+}
+
+// seen is what a schema evaluated of an object or array, for the unevaluated* keywords.
+type seen struct {
+	props    map[string]bool
+	allProps bool
+	items    int // the first items evaluated
+	allItems bool
+	idx      map[int]bool // items evaluated by contains
+}
+
+func (a *seen) merge(b *seen) {
+	if b == nil {
+		return
+	}
+	for k := range b.props {
+		a.prop(k)
+	}
+	a.allProps = a.allProps || b.allProps
+	a.items = max(a.items, b.items)
+	a.allItems = a.allItems || b.allItems
+	for i := range b.idx {
+		if a.idx == nil {
+			a.idx = map[int]bool{}
+		}
+		a.idx[i] = true
+	}
+}
+
+func (a *seen) prop(k string) {
+	if a.props == nil {
+		a.props = map[string]bool{}
+	}
+	a.props[k] = true
+}
+
+func (c *checker) add(path, keyword, format string, args ...any) {
+	c.problems = append(c.problems, Problem{Path: path, Keyword: keyword, Message: fmt.Sprintf(format, args...)})
+}
+
+// try checks v against s without reporting: it says whether v is valid and what s evaluated.
+func (c *checker) try(s *Schema, v any, path string, depth int) (bool, *seen, []Problem) {
+	n := len(c.problems)
+	a := c.check(s, v, path, depth)
+	probs := slices.Clone(c.problems[n:])
+	c.problems = c.problems[:n]
+	return len(probs) == 0, a, probs
+}
+
+// check reports every problem of v against s and returns what s evaluated (nil when v failed).
+func (c *checker) check(s *Schema, v any, path string, depth int) *seen {
+	if s == nil || IsTrue(s) {
+		return &seen{allProps: true, allItems: true}
+	}
+	if depth > MaxDepth {
+		c.add(path, "$ref", "the schema nests deeper than %d levels here (a reference cycle?)", MaxDepth)
+		return nil
+	}
+	if IsFalse(s) {
+		c.add(path, "false", "no value is allowed here")
+		return nil
+	}
+	n := len(c.problems)
+	a := &seen{}
+	for _, ref := range []string{s.Ref, s.DynamicRef} {
+		if ref != "" {
+			if t := c.r.refs[s]; t != nil {
+				a.merge(c.check(t, v, path, depth+1))
+			}
+		}
+	}
+	c.checkType(s, v, path)
+	c.checkValue(s, v, path)
+	c.combinators(s, v, path, depth, a)
+	switch v := v.(type) {
+	case []any:
+		c.checkArray(s, v, path, depth, a)
+	case map[string]any:
+		c.checkObject(s, v, path, depth, a)
+	}
+	if len(c.problems) > n {
+		return nil
+	}
+	return a
+}
+
+func jsonType(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case json.Number, float64, int, int64:
+		if isInteger(v) {
+			return "integer"
+		}
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func (c *checker) checkType(s *Schema, v any, path string) {
+	types := s.Types
+	if s.Type != "" {
+		types = []string{s.Type}
+	}
+	if len(types) == 0 {
+		return
+	}
+	got := jsonType(v)
+	if slices.Contains(types, got) || got == "integer" && slices.Contains(types, "number") {
+		return
+	}
+	c.add(path, "type", "expected %s, got %s", strings.Join(types, " or "), got)
+}
+
+func (c *checker) checkValue(s *Schema, v any, path string) {
+	if s.Enum != nil && !slices.ContainsFunc(s.Enum, func(e any) bool { return Equal(v, e) }) {
+		b, _ := json.Marshal(s.Enum)
+		c.add(path, "enum", "must be one of %s", b)
+	}
+	if s.Const != nil && !Equal(v, *s.Const) {
+		b, _ := json.Marshal(*s.Const)
+		c.add(path, "const", "must be %s", b)
+	}
+	switch v := v.(type) {
+	case string:
+		n := utf8.RuneCountInString(v)
+		if s.MinLength != nil && n < *s.MinLength {
+			c.add(path, "minLength", "must be at least %d characters long; got %d", *s.MinLength, n)
+		}
+		if s.MaxLength != nil && n > *s.MaxLength {
+			c.add(path, "maxLength", "must be at most %d characters long; got %d", *s.MaxLength, n)
+		}
+		if re := c.r.patterns[s.Pattern]; s.Pattern != "" && re != nil && !re.MatchString(v) {
+			c.add(path, "pattern", "must match the pattern %q", s.Pattern)
+		}
+	case json.Number, float64, int, int64:
+		c.checkNumber(s, v, path)
+	}
+}
+
+func (c *checker) checkNumber(s *Schema, v any, path string) {
+	f := toFloat(v)
+	show := numberText(v)
+	if s.Minimum != nil && f < *s.Minimum {
+		c.add(path, "minimum", "must be >= %v; got %s", *s.Minimum, show)
+	}
+	if s.Maximum != nil && f > *s.Maximum {
+		c.add(path, "maximum", "must be <= %v; got %s", *s.Maximum, show)
+	}
+	if s.ExclusiveMinimum != nil && f <= *s.ExclusiveMinimum {
+		c.add(path, "exclusiveMinimum", "must be > %v; got %s", *s.ExclusiveMinimum, show)
+	}
+	if s.ExclusiveMaximum != nil && f >= *s.ExclusiveMaximum {
+		c.add(path, "exclusiveMaximum", "must be < %v; got %s", *s.ExclusiveMaximum, show)
+	}
+	if s.MultipleOf != nil {
+		x, okx := new(big.Rat).SetString(show)
+		m, okm := new(big.Rat).SetString(strconv.FormatFloat(*s.MultipleOf, 'g', -1, 64))
+		if okx && okm && !new(big.Rat).Quo(x, m).IsInt() {
+			c.add(path, "multipleOf", "must be a multiple of %v; got %s", *s.MultipleOf, show)
+		}
+	}
+}
+
+func numberText(v any) string {
+	switch v := v.(type) {
+	case json.Number:
+		return string(v)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case int:
+		return strconv.Itoa(v)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	}
+	return ""
+}
+
+func toFloat(v any) float64 {
+	switch v := v.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil {
+			return math.Inf(1) // out of range: larger than any bound
+		}
+		return f
+	case float64:
+		return v
+	case int:
+		return float64(v)
+	case int64:
+		return float64(v)
+	}
+	return math.NaN()
+}
+
+func isInteger(v any) bool {
+	switch v := v.(type) {
+	case int, int64:
+		return true
+	case float64:
+		return v == math.Trunc(v) && !math.IsInf(v, 0)
+	case json.Number:
+		if !strings.ContainsAny(string(v), ".eE") {
+			return true
+		}
+		r, ok := new(big.Rat).SetString(string(v))
+		return ok && r.IsInt()
+	}
+	return false
+}
+
+// Equal reports whether a and b are the same JSON value (numbers compared by value, 1 == 1.0).
+func Equal(a, b any) bool {
+	switch a := a.(type) {
+	case json.Number, float64, int, int64:
+		switch b.(type) {
+		case json.Number, float64, int, int64:
+			x, okx := new(big.Rat).SetString(numberText(a))
+			y, oky := new(big.Rat).SetString(numberText(b))
+			return okx && oky && x.Cmp(y) == 0
+		}
+		return false
+	case []any:
+		l, ok := b.([]any)
+		return ok && len(a) == len(l) && !slices.ContainsFunc(indices(a), func(i int) bool { return !Equal(a[i], l[i]) })
+	case map[string]any:
+		m, ok := b.(map[string]any)
+		if !ok || len(a) != len(m) {
+			return false
+		}
+		for k, x := range a {
+			y, ok := m[k]
+			if !ok || !Equal(x, y) {
+				return false
+			}
+		}
+		return true
+	}
+	return a == b
+}
+
+func indices(l []any) []int {
+	out := make([]int, len(l))
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
