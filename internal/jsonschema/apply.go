@@ -1,8 +1,8 @@
 package jsonschema
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/reinhq/rein/internal/strictjson"
@@ -68,6 +68,15 @@ func (c *checker) combinators(s *Schema, v any, path string, depth int, a *seen)
 	}
 }
 
+// sub checks v against the subschema s of keyword kw; a false subschema's problem names kw.
+func (c *checker) sub(kw string, s *Schema, v any, path string, depth int) {
+	if c.kind(s) == -1 {
+		c.add(path, kw, "no value is allowed here")
+		return
+	}
+	c.check(s, v, path, depth)
+}
+
 func summary(probs []Problem) string {
 	if len(probs) == 0 {
 		return "no detail"
@@ -75,7 +84,7 @@ func summary(probs []Problem) string {
 	return probs[0].String()
 }
 
-func itemPath(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
+func itemPath(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
 
 func (c *checker) checkArray(s *Schema, v []any, path string, depth int, a *seen) {
 	if s.MinItems != nil && len(v) < *s.MinItems {
@@ -92,17 +101,17 @@ func (c *checker) checkArray(s *Schema, v []any, path string, depth int, a *seen
 			}
 		}
 	}
-	prefix, rest := s.PrefixItems, s.Items
+	prefix, rest, prefixKw, restKw := s.PrefixItems, s.Items, "prefixItems", "items"
 	if s.ItemsArray != nil {
-		prefix, rest = s.ItemsArray, s.AdditionalItems
+		prefix, rest, prefixKw, restKw = s.ItemsArray, s.AdditionalItems, "items", "additionalItems"
 	}
 	for i, item := range v {
 		switch {
 		case i < len(prefix):
-			c.check(prefix[i], item, itemPath(path, i), depth+1)
+			c.sub(prefixKw, prefix[i], item, itemPath(path, i), depth+1)
 			a.items = max(a.items, i+1)
 		case rest != nil:
-			c.check(rest, item, itemPath(path, i), depth+1)
+			c.sub(restKw, rest, item, itemPath(path, i), depth+1)
 			a.allItems = true
 		}
 	}
@@ -131,7 +140,7 @@ func (c *checker) checkArray(s *Schema, v []any, path string, depth int, a *seen
 	if s.UnevaluatedItems != nil && !a.allItems {
 		for i := a.items; i < len(v); i++ {
 			if !a.idx[i] {
-				c.check(s.UnevaluatedItems, v[i], itemPath(path, i), depth+1)
+				c.sub("unevaluatedItems", s.UnevaluatedItems, v[i], itemPath(path, i), depth+1)
 			}
 		}
 		a.allItems = true
@@ -166,7 +175,7 @@ func (c *checker) checkObject(s *Schema, obj map[string]any, path string, depth 
 		matched := false
 		if ps, ok := s.Properties[k]; ok {
 			matched = true
-			c.check(ps, obj[k], kp, depth+1)
+			c.sub("properties", ps, obj[k], kp, depth+1)
 		}
 		for pat, ps := range s.PatternProperties {
 			re := c.r.patterns[pat]
@@ -176,20 +185,24 @@ func (c *checker) checkObject(s *Schema, obj map[string]any, path string, depth 
 			}
 			if re.MatchString(k) {
 				matched = true
-				c.check(ps, obj[k], kp, depth+1)
+				c.sub("patternProperties", ps, obj[k], kp, depth+1)
 			}
 		}
 		if matched {
-			a.prop(k)
+			if c.track {
+				a.prop(k)
+			}
 			continue
 		}
 		if s.AdditionalProperties != nil {
-			if IsFalse(s.AdditionalProperties) {
+			if c.kind(s.AdditionalProperties) == -1 {
 				c.add(kp, "additionalProperties", "unknown property")
 			} else {
 				c.check(s.AdditionalProperties, obj[k], kp, depth+1)
 			}
-			a.prop(k)
+			if c.track {
+				a.prop(k)
+			}
 		}
 	}
 	if s.UnevaluatedProperties != nil && !a.allProps {
@@ -198,7 +211,7 @@ func (c *checker) checkObject(s *Schema, obj map[string]any, path string, depth 
 				continue
 			}
 			kp := strictjson.KeyPath(path, k)
-			if IsFalse(s.UnevaluatedProperties) {
+			if c.kind(s.UnevaluatedProperties) == -1 {
 				c.add(kp, "unevaluatedProperties", "unknown property (no subschema evaluates it)")
 			} else {
 				c.check(s.UnevaluatedProperties, obj[k], kp, depth+1)

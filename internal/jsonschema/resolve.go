@@ -18,6 +18,11 @@ var ErrRemoteRef = errors.New("reference outside the schema document")
 type Resolved struct {
 	root *Schema
 	refs map[*Schema]*Schema
+	// kinds caches IsTrue (+1) and IsFalse (-1) for every subschema: both are reflection.
+	kinds map[*Schema]int8
+	// annotations is set when some subschema has unevaluatedProperties or unevaluatedItems,
+	// the only keywords that need to know what was evaluated.
+	annotations bool
 	// patterns holds every compiled pattern by its text; a pattern Go cannot compile maps to nil.
 	patterns map[string]*regexp.Regexp
 	skipped  []string
@@ -58,7 +63,7 @@ func Resolve(s *Schema) (*Resolved, error) {
 	}
 	base, _ := url.Parse(defaultBase)
 	rv := &resolver{
-		r:         &Resolved{root: s, refs: map[*Schema]*Schema{}, patterns: map[string]*regexp.Regexp{}},
+		r:         &Resolved{root: s, refs: map[*Schema]*Schema{}, kinds: map[*Schema]int8{}, patterns: map[string]*regexp.Regexp{}},
 		resources: map[string]*resource{},
 		seen:      map[*Schema]bool{},
 	}
@@ -107,6 +112,17 @@ func (rv *resolver) index(s *Schema, base *url.URL, res *resource, ptr string) e
 		return nil
 	}
 	rv.seen[s] = true
+	switch {
+	case IsTrue(s):
+		rv.r.kinds[s] = 1
+	case IsFalse(s):
+		rv.r.kinds[s] = -1
+	default:
+		rv.r.kinds[s] = 0
+	}
+	if s.UnevaluatedProperties != nil || s.UnevaluatedItems != nil {
+		rv.r.annotations = true
+	}
 	idAnchor, _ := strings.CutPrefix(s.ID, "#") // draft-07 spells an anchor as an $id "#name"
 	if idAnchor == s.ID {
 		idAnchor = ""

@@ -42,7 +42,7 @@ func (e *Error) Error() string {
 // Validate checks v, a decoded JSON value (objects map[string]any, arrays []any, numbers
 // json.Number or float64), against the schema. A refusal is an *[Error].
 func (r *Resolved) Validate(v any) error {
-	c := checker{r: r}
+	c := checker{r: r, track: r.annotations}
 	c.check(r.root, v, "", 0)
 	if len(c.problems) > 0 {
 		return &Error{Problems: c.problems}
@@ -52,7 +52,22 @@ func (r *Resolved) Validate(v any) error {
 
 type checker struct {
 	r        *Resolved
+	track    bool // record evaluated properties and items (for unevaluated*)
 	problems []Problem
+}
+
+// kind is +1 for the schema true, -1 for false, 0 otherwise.
+func (c *checker) kind(s *Schema) int8 {
+	if k, ok := c.r.kinds[s]; ok {
+		return k
+	}
+	switch {
+	case IsTrue(s):
+		return 1
+	case IsFalse(s):
+		return -1
+	}
+	return 0
 }
 
 // seen is what a schema evaluated of an object or array, for the unevaluated* keywords.
@@ -104,14 +119,18 @@ func (c *checker) try(s *Schema, v any, path string, depth int) (bool, *seen, []
 
 // check reports every problem of v against s and returns what s evaluated (nil when v failed).
 func (c *checker) check(s *Schema, v any, path string, depth int) *seen {
-	if s == nil || IsTrue(s) {
+	k := int8(1)
+	if s != nil {
+		k = c.kind(s)
+	}
+	if k == 1 {
 		return &seen{allProps: true, allItems: true}
 	}
 	if depth > MaxDepth {
 		c.add(path, "$ref", "the schema nests deeper than %d levels here (a reference cycle?)", MaxDepth)
 		return nil
 	}
-	if IsFalse(s) {
+	if k == -1 {
 		c.add(path, "false", "no value is allowed here")
 		return nil
 	}
