@@ -10,8 +10,8 @@ import (
 	"strings"
 )
 
-// ErrRemoteRef is wrapped by the error of [Resolve] for a reference outside the document.
-var ErrRemoteRef = errors.New("reference outside the schema document")
+// errRemoteRef is wrapped by the error of [Resolve] for a reference outside the document.
+var errRemoteRef = errors.New("reference outside the schema document")
 
 // Resolved is a schema with every reference bound, ready to validate values. It is read-only
 // and safe for concurrent use.
@@ -184,7 +184,7 @@ func (rv *resolver) lookup(ref string, base *url.URL) (*Schema, error) {
 	abs.Fragment, abs.RawFragment = "", ""
 	res := rv.resources[abs.String()]
 	if res == nil {
-		return nil, fmt.Errorf("$ref %q: %w (only references within the document are followed)", ref, ErrRemoteRef)
+		return nil, fmt.Errorf("$ref %q: %w (only references within the document are followed)", ref, errRemoteRef)
 	}
 	if frag == "" || strings.HasPrefix(frag, "/") {
 		if s, ok := res.pointers[frag]; ok {

@@ -62,18 +62,18 @@ func TestMCPShapedSchemas(t *testing.T) {
 		{"filesystem", fsServer,
 			[]string{`{"path":"a.txt","edits":[{"oldText":"a","newText":"b"}]}`, `{"path":"a","edits":[{"oldText":"","newText":""}],"dryRun":true}`},
 			map[string]string{
-				`{"path":"","edits":[{"oldText":"a","newText":"b"}]}`: "path: must be at least 1 characters long",
-				`{"path":"a","edits":[]}`:                             "edits: must have at least 1 items",
-				`{"path":"a","edits":[{"oldText":"a"}]}`:              "edits[0].newText: missing required property",
+				`{"path":"","edits":[{"oldText":"a","newText":"b"}]}`:        "path: must be at least 1 characters long",
+				`{"path":"a","edits":[]}`:                                    "edits: must have at least 1 items",
+				`{"path":"a","edits":[{"oldText":"a"}]}`:                     "edits[0].newText: missing required property",
 				`{"path":"a","edits":[{"oldText":"a","newText":"b","x":1}]}`: "edits[0].x: unknown property",
 			}},
 		{"draft-07", draft07Server,
 			[]string{`{"repo":"o/r","issue":{"title":"t","labels":["a","b"],"state":"open"}}`, `{"repo":"o/r","issue":{"title":"t"},"milestone":null}`, `{"repo":"o/r","issue":{"title":"t"},"milestone":3}`},
 			map[string]string{
-				`{"repo":"not a repo","issue":{"title":"t"}}`:              "repo: must match the pattern",
-				`{"repo":"o/r","issue":{"title":"t","labels":["a","a"]}}`:  "issue.labels: items 0 and 1 are equal",
-				`{"repo":"o/r","issue":{"title":"t","state":"merged"}}`:    `issue.state: must be one of ["open","closed"]`,
-				`{"repo":"o/r","issue":{"title":"t"},"milestone":0}`:       "milestone: matches none of the 2 alternatives",
+				`{"repo":"not a repo","issue":{"title":"t"}}`:             "repo: must match the pattern",
+				`{"repo":"o/r","issue":{"title":"t","labels":["a","a"]}}`: "issue.labels: items 0 and 1 are equal",
+				`{"repo":"o/r","issue":{"title":"t","state":"merged"}}`:   `issue.state: must be one of ["open","closed"]`,
+				`{"repo":"o/r","issue":{"title":"t"},"milestone":0}`:      "milestone: matches none of the 2 alternatives",
 			}},
 		{"tree", treeSchema,
 			[]string{`{"root":{"name":"a","children":[{"name":"b","children":[{"name":"c"}]}]}}`},
@@ -134,8 +134,8 @@ func TestResolveRefusals(t *testing.T) {
 		}
 	}
 	s, _ := Parse([]byte(`{"$ref":"https://example.com/x.json"}`))
-	if _, err := Resolve(s); !errors.Is(err, ErrRemoteRef) {
-		t.Errorf("remote ref: %v is not ErrRemoteRef", err)
+	if _, err := Resolve(s); !errors.Is(err, errRemoteRef) {
+		t.Errorf("remote ref: %v is not errRemoteRef", err)
 	}
 }
 
