@@ -236,8 +236,8 @@ func (c *checker) checkNumber(s *Schema, v any, path string) {
 		c.add(path, "exclusiveMaximum", "must be < %v; got %s", *s.ExclusiveMaximum, show)
 	}
 	if s.MultipleOf != nil {
-		x, okx := new(big.Rat).SetString(show)
-		m, okm := new(big.Rat).SetString(strconv.FormatFloat(*s.MultipleOf, 'g', -1, 64))
+		x, okx := exactNumber(show)
+		m, okm := exactNumber(strconv.FormatFloat(*s.MultipleOf, 'g', -1, 64))
 		if okx && okm && !new(big.Rat).Quo(x, m).IsInt() {
 			c.add(path, "multipleOf", "must be a multiple of %v; got %s", *s.MultipleOf, show)
 		}
@@ -286,8 +286,12 @@ func isInteger(v any) bool {
 		if !strings.ContainsAny(string(v), ".eE") {
 			return true
 		}
-		r, ok := new(big.Rat).SetString(string(v))
-		return ok && r.IsInt()
+		if r, ok := exactNumber(string(v)); ok {
+			return r.IsInt()
+		}
+		// A huge exponent: positive makes an integer, negative a fraction unless it is zero.
+		mant, exp, _ := strings.Cut(strings.ToLower(string(v)), "e")
+		return !strings.HasPrefix(exp, "-") || strings.Trim(mant, "-+0.") == ""
 	}
 	return false
 }
@@ -298,9 +302,12 @@ func Equal(a, b any) bool {
 	case json.Number, float64, int, int64:
 		switch b.(type) {
 		case json.Number, float64, int, int64:
-			x, okx := new(big.Rat).SetString(numberText(a))
-			y, oky := new(big.Rat).SetString(numberText(b))
-			return okx && oky && x.Cmp(y) == 0
+			x, okx := exactNumber(numberText(a))
+			y, oky := exactNumber(numberText(b))
+			if !okx || !oky {
+				return toFloat(a) == toFloat(b)
+			}
+			return x.Cmp(y) == 0
 		}
 		return false
 	case []any:
@@ -320,6 +327,25 @@ func Equal(a, b any) bool {
 		return true
 	}
 	return a == b
+}
+
+// maxExponent bounds the decimal exponent of a number compared exactly: an instance is
+// untrusted, and 1e999999999 as a big.Rat would take gigabytes.
+const maxExponent = 400
+
+// exactNumber returns the JSON number text as an exact rational, or false when it is not a
+// number or its exponent is beyond maxExponent (callers then compare as float64).
+func exactNumber(text string) (*big.Rat, bool) {
+	if i := strings.IndexAny(text, "eE"); i >= 0 {
+		exp, err := strconv.Atoi(strings.TrimPrefix(text[i+1:], "+"))
+		if err != nil || exp > maxExponent || exp < -maxExponent {
+			return nil, false
+		}
+	}
+	if len(text) > 2*maxExponent {
+		return nil, false
+	}
+	return new(big.Rat).SetString(text)
 }
 
 func indices(l []any) []int {

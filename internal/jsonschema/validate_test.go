@@ -147,3 +147,17 @@ func TestValidateGoValues(t *testing.T) {
 		t.Error("2.5 accepted as an integer")
 	}
 }
+
+func TestHugeExponentsStayCheap(t *testing.T) {
+	for _, c := range []struct{ schema, instance string }{
+		{`{"multipleOf":3}`, `1e999999999`},
+		{`{"type":"integer"}`, `1.5e-999999999`},
+		{`{"enum":[1e999999999]}`, `2e999999999`},
+		{`{"uniqueItems":true}`, `[1e999999999,1e-999999999]`},
+	} {
+		_ = check(t, c.schema, c.instance) // must return promptly; the result is float64's
+	}
+	if err := check(t, `{"type":"integer"}`, `1e-999999999`); err == nil {
+		t.Error("1e-999999999 accepted as an integer")
+	}
+}
