@@ -31,6 +31,22 @@ type Resolved struct {
 // Root returns the schema that was resolved.
 func (r *Resolved) Root() *Schema { return r.root }
 
+// IsTrue is [IsTrue] for a subschema of r's document, from a cache built by [Resolve].
+func (r *Resolved) IsTrue(s *Schema) bool {
+	if k, ok := r.kinds[s]; ok {
+		return k == 1
+	}
+	return IsTrue(s)
+}
+
+// IsFalse is [IsFalse] for a subschema of r's document, from a cache built by [Resolve].
+func (r *Resolved) IsFalse(s *Schema) bool {
+	if k, ok := r.kinds[s]; ok {
+		return k == -1
+	}
+	return IsFalse(s)
+}
+
 // Skipped lists, sorted, the patterns that Go cannot compile and that are therefore not checked.
 func (r *Resolved) Skipped() []string { return r.skipped }
 

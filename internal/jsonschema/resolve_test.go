@@ -104,6 +104,8 @@ func TestResolveReferences(t *testing.T) {
 		{"relative $id without a base", `{"$defs":{"n":{"$id":"defs/num","$defs":{"pos":{"minimum":0}},"$ref":"#/$defs/pos"}},"$ref":"defs/num"}`, `1`, `-1`},
 		{"draft-07 $id anchor", `{"definitions":{"s":{"$id":"#str","type":"string"}},"$ref":"#str"}`, `"s"`, `1`},
 		{"root $ref", `{"properties":{"next":{"$ref":"#"}},"type":"object"}`, `{"next":{"next":{}}}`, `{"next":{"next":1}}`},
+		{"urn $id", `{"$id":"urn:example:tool","$defs":{"s":{"type":"string"}},"properties":{"a":{"$ref":"#/$defs/s"},"b":{"$ref":"urn:example:tool#/$defs/s"}}}`, `{"a":"x","b":"y"}`, `{"b":1}`},
+		{"relative root $id", `{"$id":"tool-args","$defs":{"s":{"type":"string"}},"$ref":"#/$defs/s"}`, `"x"`, `1`},
 		{"$ref with siblings", `{"$defs":{"s":{"type":"string"}},"$ref":"#/$defs/s","maxLength":2}`, `"ab"`, `"abc"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

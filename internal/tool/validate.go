@@ -168,8 +168,8 @@ type compiled struct {
 	resolved *jsonschema.Resolved
 }
 
-func (c *compiled) isTrue(s *jsonschema.Schema) bool  { return jsonschema.IsTrue(s) }
-func (c *compiled) isFalse(s *jsonschema.Schema) bool { return jsonschema.IsFalse(s) }
+func (c *compiled) isTrue(s *jsonschema.Schema) bool  { return s != nil && c.resolved.IsTrue(s) }
+func (c *compiled) isFalse(s *jsonschema.Schema) bool { return s != nil && c.resolved.IsFalse(s) }
 
 var (
 	compileMu    sync.Mutex
