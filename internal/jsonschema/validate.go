@@ -302,12 +302,18 @@ func Equal(a, b any) bool {
 	case json.Number, float64, int, int64:
 		switch b.(type) {
 		case json.Number, float64, int, int64:
-			x, okx := exactNumber(numberText(a))
-			y, oky := exactNumber(numberText(b))
-			if !okx || !oky {
-				return toFloat(a) == toFloat(b)
+			// float64 first (cheap: uniqueItems compares every pair); exactly only when
+			// the floats agree, for numbers beyond float64's precision.
+			ta, tb := numberText(a), numberText(b)
+			if toFloat(a) != toFloat(b) {
+				return false
 			}
-			return x.Cmp(y) == 0
+			if ta == tb {
+				return true
+			}
+			x, okx := exactNumber(ta)
+			y, oky := exactNumber(tb)
+			return !okx || !oky || x.Cmp(y) == 0
 		}
 		return false
 	case []any:

@@ -253,3 +253,23 @@ func BenchmarkValidateInvalid(b *testing.B) {
 		}
 	}
 }
+
+func TestValidateFollowsReferences(t *testing.T) {
+	// A draft-07 MCP-style schema: the walker does not follow $ref; package jsonschema does.
+	spec := Spec{Name: "mcp__gh__create_issue", Schema: json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#",` +
+		`"definitions":{"Label":{"type":"object","properties":{"name":{"type":"string","minLength":1}},"required":["name"],"additionalProperties":false}},` +
+		`"type":"object","properties":{"title":{"type":"string"},"labels":{"type":"array","items":{"$ref":"#/definitions/Label"}}},"required":["title"]}`)}
+	if _, err := Validate(spec, `{"title":"t","labels":[{"name":"bug"}]}`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Validate(spec, `{"title":"t","labels":[{"name":"bug"},{"nme":"x"}]}`)
+	var ve *ValidationError
+	if !errors.As(err, &ve) || strings.Join(ve.Problems, "\n") != "labels[1].name: missing required property (required)\nlabels[1].nme: unknown property (additionalProperties)" {
+		t.Errorf("problem in a referenced definition: %v", err)
+	}
+	remote := Spec{Name: "r", Schema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"https://example.com/a.json"}}}`)}
+	_, err = Validate(remote, `{}`)
+	if err == nil || errors.As(err, &ve) || !strings.Contains(err.Error(), `"https://example.com/a.json"`) {
+		t.Errorf("remote reference: %v", err)
+	}
+}
