@@ -15,15 +15,15 @@ func (c *checker) combinators(s *Schema, v any, path string, depth int, a *seen)
 		a.merge(c.check(sub, v, path, depth+1))
 	}
 	if len(s.AnyOf) > 0 {
-		var first []Problem
+		var first *Problem
 		matched := false
 		for _, sub := range s.AnyOf {
-			ok, got, probs := c.try(sub, v, path, depth+1)
+			ok, got, p := c.try(sub, v, path, depth+1)
 			if ok {
 				matched = true
 				a.merge(got)
 			} else if first == nil {
-				first = probs
+				first = p
 			}
 		}
 		if !matched {
@@ -32,14 +32,14 @@ func (c *checker) combinators(s *Schema, v any, path string, depth int, a *seen)
 	}
 	if len(s.OneOf) > 0 {
 		var passed []int
-		var first []Problem
+		var first *Problem
 		for i, sub := range s.OneOf {
-			ok, got, probs := c.try(sub, v, path, depth+1)
+			ok, got, p := c.try(sub, v, path, depth+1)
 			if ok {
 				passed = append(passed, i)
 				a.merge(got)
 			} else if first == nil {
-				first = probs
+				first = p
 			}
 		}
 		switch len(passed) {
@@ -77,11 +77,11 @@ func (c *checker) sub(kw string, s *Schema, v any, path string, depth int) {
 	c.check(s, v, path, depth)
 }
 
-func summary(probs []Problem) string {
-	if len(probs) == 0 {
+func summary(p *Problem) string {
+	if p == nil {
 		return "no detail"
 	}
-	return probs[0].String()
+	return p.String()
 }
 
 func itemPath(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
@@ -168,8 +168,8 @@ func (c *checker) checkObject(s *Schema, obj map[string]any, path string, depth 
 	for _, k := range keys {
 		kp := strictjson.KeyPath(path, k)
 		if s.PropertyNames != nil {
-			if ok, _, probs := c.try(s.PropertyNames, k, path, depth+1); !ok {
-				c.add(kp, "propertyNames", "the property name is refused: %s", strings.TrimPrefix(summary(probs), "(root): "))
+			if ok, _, p := c.try(s.PropertyNames, k, path, depth+1); !ok {
+				c.add(kp, "propertyNames", "the property name is refused: %s", strings.TrimPrefix(summary(p), strictjson.ShowPath(path)+": "))
 			}
 		}
 		matched := false

@@ -16,6 +16,10 @@ import (
 // MaxDepth bounds how deeply schemas may nest (through references) while validating one value.
 const MaxDepth = 512
 
+// MaxSteps bounds the subschema applications of one validation: a schema whose anyOf or allOf
+// branches multiply through references (2 branches, 40 levels) would otherwise take forever.
+const MaxSteps = 1 << 20
+
 // Problem is one reason a value was refused.
 type Problem struct {
 	// Path is the instance path as package strictjson writes it ("" for the value itself).
@@ -44,6 +48,9 @@ func (e *Error) Error() string {
 func (r *Resolved) Validate(v any) error {
 	c := checker{r: r, track: r.annotations}
 	c.check(r.root, v, "", 0)
+	if c.exhausted != nil {
+		return &Error{Problems: []Problem{*c.exhausted}}
+	}
 	if len(c.problems) > 0 {
 		return &Error{Problems: c.problems}
 	}
@@ -54,6 +61,17 @@ type checker struct {
 	r        *Resolved
 	track    bool // record evaluated properties and items (for unevaluated*)
 	problems []Problem
+	steps    int
+	// exhausted is set once MaxSteps is passed: the value is then refused with this problem.
+	exhausted *Problem
+	// active holds the references being followed, each with the instance path it is
+	// applied at: meeting one again at the same path is a cycle that makes no progress.
+	active map[activeRef]bool
+}
+
+type activeRef struct {
+	s    *Schema
+	path string
 }
 
 // kind is +1 for the schema true, -1 for false, 0 otherwise.
@@ -104,17 +122,32 @@ func (a *seen) prop(k string) {
 	a.props[k] = true
 }
 
+// maxProblems caps the problems kept: a refusal lists enough to correct the value.
+const maxProblems = 100
+
 func (c *checker) add(path, keyword, format string, args ...any) {
+	if len(c.problems) >= maxProblems {
+		// Still one more than the caller saw, so that the value counts as refused.
+		if len(c.problems) == maxProblems {
+			c.problems = append(c.problems, Problem{Path: path, Keyword: keyword, Message: "... more problems not listed"})
+		}
+		return
+	}
 	c.problems = append(c.problems, Problem{Path: path, Keyword: keyword, Message: fmt.Sprintf(format, args...)})
 }
 
-// try checks v against s without reporting: it says whether v is valid and what s evaluated.
-func (c *checker) try(s *Schema, v any, path string, depth int) (bool, *seen, []Problem) {
+// try checks v against s without reporting: it says whether v is valid, what s evaluated and
+// the first problem found.
+func (c *checker) try(s *Schema, v any, path string, depth int) (bool, *seen, *Problem) {
 	n := len(c.problems)
 	a := c.check(s, v, path, depth)
-	probs := slices.Clone(c.problems[n:])
+	var first *Problem
+	if len(c.problems) > n {
+		p := c.problems[n]
+		first = &p
+	}
 	c.problems = c.problems[:n]
-	return len(probs) == 0, a, probs
+	return first == nil && c.exhausted == nil, a, first
 }
 
 // check reports every problem of v against s and returns what s evaluated (nil when v failed).
@@ -130,18 +163,21 @@ func (c *checker) check(s *Schema, v any, path string, depth int) *seen {
 		c.add(path, "$ref", "the schema nests deeper than %d levels here (a reference cycle?)", MaxDepth)
 		return nil
 	}
+	if c.steps++; c.steps > MaxSteps {
+		if c.exhausted == nil {
+			c.exhausted = &Problem{Path: path, Keyword: "schema",
+				Message: fmt.Sprintf("validation stopped after %d subschema applications; the schema is too costly to check", MaxSteps)}
+		}
+		return nil
+	}
 	if k == -1 {
 		c.add(path, "false", "no value is allowed here")
 		return nil
 	}
 	n := len(c.problems)
 	a := &seen{}
-	for _, ref := range []string{s.Ref, s.DynamicRef} {
-		if ref != "" {
-			if t := c.r.refs[s]; t != nil {
-				a.merge(c.check(t, v, path, depth+1))
-			}
-		}
+	if s.Ref != "" || s.DynamicRef != "" {
+		c.followRef(s, v, path, depth, a)
 	}
 	c.checkType(s, v, path)
 	c.checkValue(s, v, path)
@@ -156,6 +192,28 @@ func (c *checker) check(s *Schema, v any, path string, depth int) *seen {
 		return nil
 	}
 	return a
+}
+
+func (c *checker) followRef(s *Schema, v any, path string, depth int, a *seen) {
+	t := c.r.refs[s]
+	if t == nil {
+		return
+	}
+	key := activeRef{t, path}
+	if c.active[key] {
+		ref := s.Ref
+		if ref == "" {
+			ref = s.DynamicRef
+		}
+		c.add(path, "$ref", "the reference %q leads back to itself without reaching a smaller value", ref)
+		return
+	}
+	if c.active == nil {
+		c.active = map[activeRef]bool{}
+	}
+	c.active[key] = true
+	a.merge(c.check(t, v, path, depth+1))
+	delete(c.active, key)
 }
 
 func jsonType(v any) string {

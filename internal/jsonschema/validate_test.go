@@ -3,6 +3,7 @@ package jsonschema
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -159,5 +160,22 @@ func TestHugeExponentsStayCheap(t *testing.T) {
 	}
 	if err := check(t, `{"type":"integer"}`, `1e-999999999`); err == nil {
 		t.Error("1e-999999999 accepted as an integer")
+	}
+}
+
+func TestCostlySchemasStop(t *testing.T) {
+	// Each level doubles the work; 40 levels would be 2^40 applications.
+	defs := []string{`"l40":{"type":"integer"}`}
+	for i := 39; i >= 0; i-- {
+		defs = append(defs, fmt.Sprintf(`"l%d":{"anyOf":[{"$ref":"#/$defs/l%d"},{"$ref":"#/$defs/l%d"}],"not":{"const":-1}}`, i, i+1, i+1))
+	}
+	schema := `{"$defs":{` + strings.Join(defs, ",") + `},"$ref":"#/$defs/l0"}`
+	err := check(t, schema, `"not an integer"`)
+	if err == nil || !strings.Contains(err.Error(), "too costly") {
+		t.Errorf("costly schema: %v", err)
+	}
+	err = check(t, `{"$defs":{"a":{"allOf":[{"$ref":"#/$defs/a"},{"$ref":"#/$defs/a"}]}},"$ref":"#/$defs/a"}`, `1`)
+	if err == nil || !strings.Contains(err.Error(), "leads back to itself") {
+		t.Errorf("self-reference: %v", err)
 	}
 }
