@@ -16,8 +16,11 @@
 //     the same document: a JSON pointer ("#/$defs/x", "#/definitions/x", or into an unknown
 //     keyword such as "#/components/schemas/x"), an "$anchor", or an "$id" of an embedded
 //     resource, relative ids resolved against their base. A reference outside the document is
-//     an error naming it: nothing is fetched. Recursive schemas are fine; validation stops with
-//     an error when references nest deeper than [MaxDepth] without the value getting smaller.
+//     an error naming it: nothing is fetched.
+//   - Recursive schemas are fine. What one validation may cost is bounded, since schemas come
+//     from MCP servers and values from models: a reference that comes back to itself at the
+//     same value is a problem at once, nesting deeper than [MaxDepth] or more than [MaxSteps]
+//     subschema applications refuse the value, and at most 100 problems are listed.
 //   - A "pattern" (or "patternProperties" key) that Go's regexp package cannot compile
 //     (lookaround, backreferences) does not make the schema unusable: "pattern" is then not
 //     checked, and such a "patternProperties" entry is not applied but still counts every
