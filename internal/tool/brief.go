@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/reinhq/rein/internal/jsonschema"
 )
 
 // Brief returns t described briefly: its [Spec.Brief] as the description and its schema
@@ -50,12 +50,12 @@ func withoutDescriptions(schema json.RawMessage) (json.RawMessage, error) {
 	if len(schema) == 0 {
 		return schema, nil
 	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(schema, &s); err != nil {
+	s, err := jsonschema.Parse(schema)
+	if err != nil {
 		return nil, fmt.Errorf("brief schema: %w", err)
 	}
-	dropDescriptions(&s)
-	return json.Marshal(&s)
+	dropDescriptions(s)
+	return json.Marshal(s)
 }
 
 func dropDescriptions(s *jsonschema.Schema) {

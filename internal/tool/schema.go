@@ -5,18 +5,18 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/reinhq/rein/internal/jsonschema"
 )
 
 // SchemaFor builds the argument schema for a tool from the Go struct type T with
-// jsonschema.For: property names come from json tags, descriptions from `jsonschema:"..."`
+// [jsonschema.For]: property names come from json tags, descriptions from `jsonschema:"..."`
 // tags, fields without omitempty/omitzero are required. Every object schema in the result gets
 // additionalProperties false, and a required property does not accept null (jsonschema.For
 // allows null for slices, maps and pointers; optional pointer fields keep allowing it, so a
 // model may send null for "not given"). Each adjust function then runs on the schema, for what tags
 // cannot say (enums, minimums).
 func SchemaFor[T any](adjust ...func(*jsonschema.Schema)) (json.RawMessage, error) {
-	s, err := jsonschema.For[T](nil)
+	s, err := jsonschema.For[T]()
 	if err != nil {
 		return nil, err
 	}
@@ -24,7 +24,7 @@ func SchemaFor[T any](adjust ...func(*jsonschema.Schema)) (json.RawMessage, erro
 	for _, f := range adjust {
 		f(s)
 	}
-	if _, err := s.Resolve(nil); err != nil {
+	if _, err := jsonschema.Resolve(s); err != nil {
 		return nil, fmt.Errorf("schema for %T: %w", *new(T), err)
 	}
 	return json.Marshal(s)
@@ -45,9 +45,9 @@ func closeObjects(s *jsonschema.Schema) {
 		return
 	}
 	if s.Type == "object" || len(s.Properties) > 0 {
-		if s.AdditionalProperties == nil || isTrueSchema(s.AdditionalProperties) {
+		if s.AdditionalProperties == nil || jsonschema.IsTrue(s.AdditionalProperties) {
 			if len(s.Properties) > 0 || s.AdditionalProperties == nil {
-				s.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
+				s.AdditionalProperties = jsonschema.False()
 			}
 		}
 	}

@@ -4,16 +4,15 @@ import (
 	"github.com/reinhq/rein/internal/strictjson"
 
 	"encoding/json"
+	"errors"
 	"fmt"
-	"math"
-	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
-	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/reinhq/rein/internal/jsonschema"
 )
 
 // ValidationError reports why a model's arguments were refused. Its message is written for
@@ -81,7 +80,7 @@ type RefusalObserver interface {
 //     schema lists properties, unless additionalProperties allows them;
 //   - the value satisfies the JSON Schema in spec.Schema (type, required, enum, const,
 //     minimum/maximum, length and item bounds, items, properties), then the full schema as
-//     checked by github.com/google/jsonschema-go. An "integer" must be written without a
+//     checked by package jsonschema (draft 2020-12 and draft-07). An "integer" must be written without a
 //     fraction or exponent (2, not 2.0), since arguments are decoded into Go integers.
 //
 // A refusal is a *[ValidationError] listing every problem found. An error of any other type
@@ -149,8 +148,16 @@ func validate(spec Spec, raw string, prep Preparer) (json.RawMessage, error) {
 	if len(w.problems) > 0 {
 		return nil, fail(w.problems...)
 	}
-	if err := c.resolved.Validate(toFloats(obj)); err != nil {
-		return nil, fail("(root): " + err.Error())
+	if err := c.resolved.Validate(obj); err != nil {
+		var ve *jsonschema.Error
+		if !errors.As(err, &ve) {
+			return nil, fail("(root): " + err.Error())
+		}
+		problems := make([]string, len(ve.Problems))
+		for i, p := range ve.Problems {
+			problems[i] = p.String()
+		}
+		return nil, fail(problems...)
 	}
 	return out, nil
 }
@@ -159,43 +166,10 @@ func validate(spec Spec, raw string, prep Preparer) (json.RawMessage, error) {
 type compiled struct {
 	schema   *jsonschema.Schema
 	resolved *jsonschema.Resolved
-	// kinds classifies every subschema the walker visits as the boolean schema true (+1),
-	// false (-1) or neither (0): comparing a Schema with DeepEqual on every call is slow.
-	// Read-only once built.
-	kinds map[*jsonschema.Schema]int8
 }
 
-func (c *compiled) classify(s *jsonschema.Schema) {
-	if s == nil {
-		return
-	}
-	if _, done := c.kinds[s]; done {
-		return
-	}
-	switch {
-	case isTrueSchema(s):
-		c.kinds[s] = 1
-		return
-	case isFalseSchema(s):
-		c.kinds[s] = -1
-		return
-	}
-	c.kinds[s] = 0
-	for _, p := range s.Properties {
-		c.classify(p)
-	}
-	c.classify(s.Items)
-	c.classify(s.AdditionalProperties)
-	for _, p := range s.PrefixItems {
-		c.classify(p)
-	}
-	for _, p := range s.ItemsArray {
-		c.classify(p)
-	}
-}
-
-func (c *compiled) isTrue(s *jsonschema.Schema) bool  { return s != nil && c.kinds[s] == 1 }
-func (c *compiled) isFalse(s *jsonschema.Schema) bool { return s != nil && c.kinds[s] == -1 }
+func (c *compiled) isTrue(s *jsonschema.Schema) bool  { return s != nil && c.resolved.IsTrue(s) }
+func (c *compiled) isFalse(s *jsonschema.Schema) bool { return s != nil && c.resolved.IsFalse(s) }
 
 var (
 	compileMu    sync.Mutex
@@ -215,16 +189,15 @@ func compile(schema json.RawMessage) (*compiled, error) {
 	if ok {
 		return c, nil
 	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(schema, &s); err != nil {
-		return nil, err
-	}
-	rs, err := s.Resolve(nil)
+	s, err := jsonschema.Parse(schema)
 	if err != nil {
 		return nil, err
 	}
-	c = &compiled{schema: &s, resolved: rs, kinds: map[*jsonschema.Schema]int8{}}
-	c.classify(c.schema)
+	rs, err := jsonschema.Resolve(s)
+	if err != nil {
+		return nil, err
+	}
+	c = &compiled{schema: s, resolved: rs}
 	compileMu.Lock()
 	if len(compileCache) >= compileCacheMax {
 		clear(compileCache)
@@ -235,7 +208,7 @@ func compile(schema json.RawMessage) (*compiled, error) {
 }
 
 // walker checks a decoded value against the common schema keywords, collecting problems
-// with readable paths. Keywords it does not know are left to jsonschema-go.
+// with readable paths. Keywords it does not know are left to package jsonschema.
 type walker struct {
 	c        *compiled
 	problems []string
@@ -243,12 +216,6 @@ type walker struct {
 
 func (w *walker) add(path, format string, args ...any) {
 	w.problems = append(w.problems, strictjson.ShowPath(path)+": "+fmt.Sprintf(format, args...))
-}
-
-func isTrueSchema(s *jsonschema.Schema) bool { return reflect.DeepEqual(*s, jsonschema.Schema{}) }
-
-func isFalseSchema(s *jsonschema.Schema) bool {
-	return s != nil && s.Not != nil && isTrueSchema(s.Not) && reflect.DeepEqual(*s, jsonschema.Schema{Not: s.Not})
 }
 
 func jsonTypeOf(v any) string {
@@ -391,7 +358,7 @@ func (w *walker) checkObject(path string, obj map[string]any, s *jsonschema.Sche
 			continue
 		}
 		if len(s.PatternProperties) > 0 {
-			continue // left to jsonschema-go
+			continue // left to package jsonschema
 		}
 		if !strict {
 			w.check(strictjson.KeyPath(path, k), val, s.AdditionalProperties)
@@ -428,38 +395,5 @@ func propertyNames(s *jsonschema.Schema) []string {
 	return names
 }
 
-// jsonEqual compares a decoded value (numbers as json.Number) with a schema value (numbers as
-// float64 or json.Number) by JSON meaning.
-func jsonEqual(a, b any) bool {
-	return reflect.DeepEqual(toFloats(a), toFloats(b))
-}
-
-// toFloats returns v with every json.Number replaced by float64, the form jsonschema-go
-// validates.
-func toFloats(v any) any {
-	switch v := v.(type) {
-	case json.Number:
-		f, err := v.Float64()
-		if err != nil {
-			return math.Inf(1)
-		}
-		return f
-	case int:
-		return float64(v)
-	case int64:
-		return float64(v)
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = toFloats(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = toFloats(e)
-		}
-		return out
-	}
-	return v
-}
+// jsonEqual compares a decoded value with a schema value by JSON meaning (1 equals 1.0).
+func jsonEqual(a, b any) bool { return jsonschema.Equal(a, b) }

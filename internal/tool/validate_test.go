@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/reinhq/rein/internal/jsonschema"
 )
 
 type testEdit struct {
@@ -181,14 +181,15 @@ func TestValidateEmptyAndBadSchema(t *testing.T) {
 }
 
 func TestValidateBackstop(t *testing.T) {
-	// pattern is not checked by the walker; jsonschema-go catches it.
+	// pattern is not checked by the walker; package jsonschema catches it, naming the path
+	// and the keyword.
 	spec := Spec{Name: "p", Schema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","pattern":"^[a-z]+$"}},"additionalProperties":false}`)}
 	if _, err := Validate(spec, `{"id":"abc"}`); err != nil {
 		t.Fatal(err)
 	}
 	_, err := Validate(spec, `{"id":"ABC"}`)
 	var ve *ValidationError
-	if !errors.As(err, &ve) || !strings.HasPrefix(ve.Problems[0], "(root): ") {
+	if !errors.As(err, &ve) || len(ve.Problems) != 1 || ve.Problems[0] != `id: must match the pattern "^[a-z]+$" (pattern)` {
 		t.Errorf("pattern violation: %v", err)
 	}
 }
@@ -250,5 +251,25 @@ func BenchmarkValidateInvalid(b *testing.B) {
 		if _, err := Validate(testSpec, raw); err == nil {
 			b.Fatal("want error")
 		}
+	}
+}
+
+func TestValidateFollowsReferences(t *testing.T) {
+	// A draft-07 MCP-style schema: the walker does not follow $ref; package jsonschema does.
+	spec := Spec{Name: "mcp__gh__create_issue", Schema: json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#",` +
+		`"definitions":{"Label":{"type":"object","properties":{"name":{"type":"string","minLength":1}},"required":["name"],"additionalProperties":false}},` +
+		`"type":"object","properties":{"title":{"type":"string"},"labels":{"type":"array","items":{"$ref":"#/definitions/Label"}}},"required":["title"]}`)}
+	if _, err := Validate(spec, `{"title":"t","labels":[{"name":"bug"}]}`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Validate(spec, `{"title":"t","labels":[{"name":"bug"},{"nme":"x"}]}`)
+	var ve *ValidationError
+	if !errors.As(err, &ve) || strings.Join(ve.Problems, "\n") != "labels[1].name: missing required property (required)\nlabels[1].nme: unknown property (additionalProperties)" {
+		t.Errorf("problem in a referenced definition: %v", err)
+	}
+	remote := Spec{Name: "r", Schema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"https://example.com/a.json"}}}`)}
+	_, err = Validate(remote, `{}`)
+	if err == nil || errors.As(err, &ve) || !strings.Contains(err.Error(), `"https://example.com/a.json"`) {
+		t.Errorf("remote reference: %v", err)
 	}
 }

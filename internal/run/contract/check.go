@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/reinhq/rein/internal/jsonschema"
 
 	"github.com/reinhq/rein/internal/secret"
 	"github.com/reinhq/rein/internal/strictjson"
@@ -229,7 +229,7 @@ func jsonType(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// limitSchema adds to s (the schema jsonschema.For made for t) what the tags say: maxItems
+// limitSchema adds to s (the schema [jsonschema.For] made for t) what the tags say: maxItems
 // on lists, maxLength on strings (in characters, a hint: the byte cap is checked by code),
 // enums (with no maxLength: the enum bounds the string).
 func limitSchema(s *jsonschema.Schema, t reflect.Type) {

@@ -3,7 +3,7 @@ package fstool
 import (
 	"testing"
 
-	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/reinhq/rein/internal/jsonschema"
 
 	"github.com/reinhq/rein/internal/tool"
 )
