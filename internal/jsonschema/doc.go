@@ -6,7 +6,8 @@
 // The contract:
 //   - Parsing never fails on a keyword it does not know: unknown keywords are kept in
 //     [Schema.Extra] and written back out. A known keyword of the wrong JSON type is an error
-//     naming the keyword and where it is. true and false are schemas (the empty schema and
+//     naming the keyword and where it is — except a property's "required": true, draft 3's
+//     spelling, which is kept as an unknown keyword. true and false are schemas (the empty schema and
 //     {"not":{}}), and are written back as true and false.
 //   - Draft-07 forms are read as they are meant: "items" as an array (with "additionalItems"),
 //     "dependencies" (property lists and schemas), "definitions", draft-04 boolean

@@ -220,6 +220,12 @@ func (p *parser) keyword2() error {
 	case "maxProperties":
 		s.MaxProperties, err = p.count()
 	case "required":
+		if _, draft3 := p.val.(bool); draft3 {
+			// A property's own "required": true is draft 3's spelling; newer drafts give it no
+			// meaning. It is kept as an unknown keyword (not checked) rather than making every
+			// call of an older server's tool fail on its schema.
+			return p.keyword3()
+		}
 		s.Required, err = p.strings()
 	default:
 		return p.keyword3()

@@ -21,6 +21,8 @@ func TestParseWriteRoundTrip(t *testing.T) {
 			`{"dependencies":{"a":["b"],"c":{"required":["d"]}},"items":[{"type":"string"}],"additionalItems":false}`},
 		{`{"default":{"z":1,"a":[true]},"const":null,"enum":[1.0,"a"]}`, `{"default":{"a":[true],"z":1},"enum":[1.0,"a"],"const":null}`},
 		{`{"minimum":2,"exclusiveMinimum":true}`, `{"exclusiveMinimum":2}`},
+		// Draft 3's "required": true on a property is kept, not checked.
+		{`{"properties":{"a":{"type":"string","required":true}}}`, `{"properties":{"a":{"type":"string","required":true}}}`},
 	} {
 		s, err := Parse([]byte(c.in))
 		if err != nil {
