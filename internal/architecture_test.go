@@ -117,6 +117,11 @@ var rules = []rule{
 		forbid: []string{"github.com/aymanbagabas/go-udiff/..."},
 		reason: "The edit tool's diffs and `rein run diff` use rein's own line diff (internal/linediff): go-udiff compiles a regular expression in its package initializer, paid at every start (0.11–0.20 ms of `rein --version`) for a patch parser rein never calls. Tests may still link it through their golden-file helpers.",
 	},
+	{
+		pkgs:   []string{"./cmd/rein"},
+		forbid: []string{"go.opentelemetry.io/...", "github.com/go-logr/..."},
+		reason: "Spans are made, sampled, batched and exported by package telemetry itself: with tracing off (the default) the OpenTelemetry SDK's 16 packages still ran their initializers at every start (0.29 ms, 140 allocations) and made the binary 1.1 MB larger. Tests may decode exports with the official OTLP types.",
+	},
 }
 
 // load reads the import graph of every package of the module and of everything they link.
