@@ -94,11 +94,15 @@ func (c *checker) checkArray(s *Schema, v []any, path string, depth int, a *seen
 		c.add(path, "maxItems", "must have at most %d items; got %d", *s.MaxItems, len(v))
 	}
 	if s.UniqueItems {
-		for i := range v {
-			if j := slices.IndexFunc(v[:i], func(e any) bool { return Equal(e, v[i]) }); j >= 0 {
+		first := make(map[string]int, len(v))
+		var key []byte
+		for i, e := range v {
+			key = appendKey(key[:0], e)
+			if j, dup := first[string(key)]; dup {
 				c.add(path, "uniqueItems", "items %d and %d are equal; items must be unique", j, i)
 				break
 			}
+			first[string(key)] = i
 		}
 	}
 	prefix, rest, prefixKw, restKw := s.PrefixItems, s.Items, "prefixItems", "items"

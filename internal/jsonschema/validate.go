@@ -354,24 +354,19 @@ func isInteger(v any) bool {
 	return false
 }
 
-// Equal reports whether a and b are the same JSON value (numbers compared by value, 1 == 1.0).
+// Equal reports whether a and b are the same JSON value (numbers compared by value, exactly:
+// 1 == 1.0 == 10e-1).
 func Equal(a, b any) bool {
 	switch a := a.(type) {
 	case json.Number, float64, int, int64:
 		switch b.(type) {
 		case json.Number, float64, int, int64:
-			// float64 first (cheap: uniqueItems compares every pair); exactly only when
-			// the floats agree, for numbers beyond float64's precision.
-			ta, tb := numberText(a), numberText(b)
+			// Different floats are different numbers; equal ones are compared exactly, for
+			// numbers beyond float64's precision.
 			if toFloat(a) != toFloat(b) {
 				return false
 			}
-			if ta == tb {
-				return true
-			}
-			x, okx := exactNumber(ta)
-			y, oky := exactNumber(tb)
-			return !okx || !oky || x.Cmp(y) == 0
+			return canonNumber(numberText(a)) == canonNumber(numberText(b))
 		}
 		return false
 	case []any:
@@ -391,6 +386,69 @@ func Equal(a, b any) bool {
 		return true
 	}
 	return a == b
+}
+
+// canonNumber is the one spelling of the value of a JSON number's text: its significant
+// digits without leading or trailing zeros, then "e" and the exponent ("-25e-1" for -2.50,
+// "0" for any zero), so that two numbers are equal exactly when their spellings are. Linear in
+// the text; an exponent too large for an int keeps the text itself.
+func canonNumber(text string) string {
+	t := strings.ToLower(text)
+	neg := strings.HasPrefix(t, "-")
+	t = strings.TrimLeft(t, "+-")
+	mant, exps, hasExp := strings.Cut(t, "e")
+	exp := 0
+	if hasExp {
+		e, err := strconv.Atoi(exps)
+		if err != nil {
+			return "x" + text
+		}
+		exp = e
+	}
+	whole, frac, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(whole+frac, "0")
+	if digits == "" {
+		return "0"
+	}
+	trimmed := strings.TrimRight(digits, "0")
+	exp += len(digits) - len(trimmed) - len(frac)
+	if neg {
+		return "-" + trimmed + "e" + strconv.Itoa(exp)
+	}
+	return trimmed + "e" + strconv.Itoa(exp)
+}
+
+// appendKey appends to b a text that is the same for two values exactly when [Equal] says
+// they are: uniqueItems compares every item with every other through it, in one pass.
+func appendKey(b []byte, v any) []byte {
+	switch v := v.(type) {
+	case json.Number, float64, int, int64:
+		return append(append(b, 'n'), canonNumber(numberText(v))...)
+	case string:
+		return strconv.AppendQuote(append(b, 's'), v)
+	case bool:
+		return strconv.AppendBool(append(b, 'b'), v)
+	case nil:
+		return append(b, 'z')
+	case []any:
+		b = append(b, '[')
+		for _, e := range v {
+			b = append(appendKey(b, e), ',')
+		}
+		return append(b, ']')
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for _, k := range keys {
+			b = append(appendKey(strconv.AppendQuote(b, k), v[k]), ',')
+		}
+		return append(b, '}')
+	}
+	return fmt.Appendf(append(b, '?'), "%T %v", v, v)
 }
 
 // maxExponent bounds the decimal exponent of a number compared exactly: an instance is

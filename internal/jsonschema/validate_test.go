@@ -179,3 +179,51 @@ func TestCostlySchemasStop(t *testing.T) {
 		t.Errorf("self-reference: %v", err)
 	}
 }
+
+func TestEqualNumbersExactly(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		eq   bool
+	}{
+		{"1", "1.0", true}, {"1", "10e-1", true}, {"-2.50", "-25E-1", true}, {"0", "-0.0e7", true},
+		{"100", "1e2", true}, {"1e400", "10e399", true}, {"1e400", "2e400", false},
+		{"9007199254740993", "9007199254740992", false}, {"0.1", "0.10000000000000000001", false},
+		{"1", "-1", false}, {"12", "1.2e1", true}, {"120", "12", false},
+	} {
+		if got := Equal(json.Number(c.a), json.Number(c.b)); got != c.eq {
+			t.Errorf("Equal(%s, %s) = %v", c.a, c.b, got)
+		}
+		ka, kb := string(appendKey(nil, json.Number(c.a))), string(appendKey(nil, json.Number(c.b)))
+		if (ka == kb) != c.eq {
+			t.Errorf("keys of %s and %s: %q %q, equal %v", c.a, c.b, ka, kb, c.eq)
+		}
+	}
+	if !Equal(float64(1.5), json.Number("15e-1")) || Equal("1", json.Number("1")) {
+		t.Error("a float64 and its text, or a string and a number")
+	}
+}
+
+// TestUniqueItemsIsLinear: uniqueItems over a long array of distinct items finishes (every
+// pair compared would be 10^10 comparisons) and still finds a repeat at the end, whatever the
+// spelling of its numbers or the order of its keys.
+func TestUniqueItemsIsLinear(t *testing.T) {
+	const n = 150000
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "%d,", i)
+	}
+	distinct := b.String()
+	if err := check(t, `{"uniqueItems":true}`, "["+distinct[:len(distinct)-1]+"]"); err != nil {
+		t.Fatalf("%d distinct numbers: %v", n, err)
+	}
+	err := check(t, `{"uniqueItems":true}`, "["+distinct+"7.0e0]")
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("items 7 and %d are equal", n)) {
+		t.Fatalf("7 repeated as 7.0e0 at the end: %v", err)
+	}
+	if err := check(t, `{"uniqueItems":true}`, `[{"a":1,"b":["x",null]},{"b":["x",null],"a":1.0}]`); err == nil {
+		t.Error("two equal objects with their keys in another order and 1 as 1.0 passed uniqueItems")
+	}
+	if err := check(t, `{"uniqueItems":true}`, `["1",1,true,"true",null,"null",[],{},[[]],[{}]]`); err != nil {
+		t.Errorf("values of different types that print alike: %v", err)
+	}
+}
