@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/google/go-cmp v0.7.0
+	github.com/google/jsonschema-go v0.4.3
 	github.com/google/uuid v1.6.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/rogpeppe/go-internal v1.16.0
@@ -16,10 +17,7 @@ require (
 	mvdan.cc/sh/v3 v3.14.1
 )
 
-require (
-	github.com/aymanbagabas/go-udiff v0.4.1 // indirect
-	github.com/google/jsonschema-go v0.4.3 // indirect
-)
+require github.com/aymanbagabas/go-udiff v0.4.1 // indirect
 
 require (
 	charm.land/bubbletea/v2 v2.1.1
