@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"strings"
 	"time"
+
+	"github.com/reinhq/rein/internal/strictjson"
 )
 
 // For infers the schema of the Go type T, as encoding/json would write its values:
@@ -135,34 +136,11 @@ func (in *inferrer) object(t reflect.Type) (*Schema, error) {
 }
 
 func (in *inferrer) fields(s *Schema, t reflect.Type) error {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				if err := in.fields(s, ft); err != nil {
-					return err
-				}
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
+	for _, f := range strictjson.Fields(t) {
+		name := f.Name
 		p, err := in.of(f.Type)
 		if err != nil {
-			return fmt.Errorf("%v.%s: %w", t, f.Name, err)
+			return fmt.Errorf("%v.%s: %w", t, f.StructField.Name, err)
 		}
 		if d := f.Tag.Get("jsonschema"); d != "" {
 			if IsTrue(p) {
@@ -170,15 +148,9 @@ func (in *inferrer) fields(s *Schema, t reflect.Type) error {
 			}
 			p.Description = d
 		}
-		if _, dup := s.Properties[name]; !dup {
-			s.PropertyOrder = append(s.PropertyOrder, name)
-		}
+		s.PropertyOrder = append(s.PropertyOrder, name)
 		s.Properties[name] = p
-		optional := false
-		for _, o := range strings.Split(opts, ",") {
-			optional = optional || o == "omitempty" || o == "omitzero"
-		}
-		if !optional {
+		if !f.HasOption("omitempty") && !f.HasOption("omitzero") {
 			s.Required = append(s.Required, name)
 		}
 	}

@@ -43,10 +43,12 @@ type keywordError struct {
 }
 
 func (e *keywordError) Error() string {
-	return fmt.Sprintf("schema at %s: %q must be %s, not %s", e.at, e.keyword, e.want, jsonKind(e.got))
+	return fmt.Sprintf("schema at %s: %q must be %s, not %s", e.at, e.keyword, e.want, Kind(e.got))
 }
 
-func jsonKind(v any) string {
+// Kind names the JSON type of a decoded value with its article, for messages: "null", "a
+// boolean", "a string", "a number", "an array", "an object".
+func Kind(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"
@@ -101,7 +103,7 @@ func fromValue(v any, at string) (*Schema, error) {
 		}
 		return s, nil
 	}
-	return nil, fmt.Errorf("schema at %s: a schema is an object or a boolean, not %s", at, jsonKind(v))
+	return nil, fmt.Errorf("schema at %s: a schema is an object or a boolean, not %s", at, Kind(v))
 }
 
 // parser reads one keyword of s.

@@ -79,14 +79,14 @@ func (c *checker) value(path string, node any, t reflect.Type, fd field) {
 	case reflect.Struct:
 		obj, ok := node.(map[string]any)
 		if !ok {
-			c.ps.add(CodeWrongType, path, "expected an object, got %s", jsonType(node))
+			c.ps.add(CodeWrongType, path, "expected an object, got %s", jsonschema.Kind(node))
 			return
 		}
 		c.object(path, obj, t)
 	case reflect.Slice:
 		arr, ok := node.([]any)
 		if !ok {
-			c.ps.add(CodeWrongType, path, "expected an array, got %s (send [] for none)", jsonType(node))
+			c.ps.add(CodeWrongType, path, "expected an array, got %s (send [] for none)", jsonschema.Kind(node))
 			return
 		}
 		if len(arr) > MaxItems {
@@ -99,13 +99,13 @@ func (c *checker) value(path string, node any, t reflect.Type, fd field) {
 	case reflect.String:
 		s, ok := node.(string)
 		if !ok {
-			c.ps.add(CodeWrongType, path, "expected a string, got %s", jsonType(node))
+			c.ps.add(CodeWrongType, path, "expected a string, got %s", jsonschema.Kind(node))
 			return
 		}
 		c.str(path, s, fd)
 	case reflect.Bool:
 		if _, ok := node.(bool); !ok {
-			c.ps.add(CodeWrongType, path, "expected true or false, got %s", jsonType(node))
+			c.ps.add(CodeWrongType, path, "expected true or false, got %s", jsonschema.Kind(node))
 		}
 	case reflect.Int:
 		c.integer(path, node, fd)
@@ -184,7 +184,7 @@ func (c *checker) str(path, s string, fd field) {
 func (c *checker) integer(path string, node any, fd field) {
 	n, ok := node.(json.Number)
 	if !ok {
-		c.ps.add(CodeWrongType, path, "expected a whole number, got %s", jsonType(node))
+		c.ps.add(CodeWrongType, path, "expected a whole number, got %s", jsonschema.Kind(node))
 		return
 	}
 	v, err := strconv.ParseInt(string(n), 10, 64)
@@ -209,24 +209,6 @@ func (c *checker) secret(path, s string) bool {
 		c.ps.add(CodeSecret, path, "looks like a secret (%s, %s); contracts must not carry secrets: leave it out or describe it", f.RuleID, f.Preview)
 	}
 	return len(fs) > 0
-}
-
-func jsonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case string:
-		return "a string"
-	case json.Number:
-		return "a number"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 // limitSchema adds to s (the schema [jsonschema.For] made for t) what the tags say: maxItems
