@@ -360,11 +360,7 @@ func (s *Session) Intend(_ context.Context, in kernel.Intent) error {
 	defer s.mu.Unlock()
 	b := intentBody{Lane: s.lane, Kind: in.Kind, Turn: in.Turn, Reserved: in.Reserved, Call: in.Call, Index: in.Index, Replay: in.Replay}
 	if in.Call != nil && maxCallJSONSize(in.Call) > BlobThreshold {
-		raw, err := json.Marshal(in.Call)
-		if err != nil {
-			return fmt.Errorf("session: encoding the call of intent %s: %w", in.ID, err)
-		}
-		if len(raw) > BlobThreshold {
+		if raw := in.Call.AppendJSON(nil); len(raw) > BlobThreshold {
 			digest, err := s.l.PutBlob(raw)
 			if err != nil {
 				return err
@@ -522,7 +518,7 @@ func (s *Session) entry(id, parent, intent string, m llm.Message, x entryExtra) 
 		// Certainly inline: the record's encoding (by the ledger) is the only one.
 		return ledger.Entry{Kind: KindEntry, ID: id, Parent: parent, Body: body, NoSync: x.forked}, nil
 	}
-	raw, err := json.Marshal(m)
+	raw, err := m.AppendJSON(nil)
 	if err != nil {
 		return ledger.Entry{}, fmt.Errorf("session: encoding message %s: %w", id, err)
 	}
