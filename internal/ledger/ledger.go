@@ -247,7 +247,10 @@ type Entry struct {
 	Kind   string // a valid kind; not one of this package's (header, recovery, salvage)
 	ID     string // a provisioned id, or "" to generate one
 	Parent string // an earlier record's id, or "" for none (null)
-	Body   any    // encoded with encoding/json; a json.RawMessage must be strict JSON
+	// Body is encoded by its AppendJSON([]byte) ([]byte, error) method when it has one (it must
+	// write what json.Marshal would: no reflection, no first-use cost), else with encoding/json;
+	// the encoding must be strict JSON (a json.RawMessage in it too).
+	Body any
 	// NoSync: the record is written but not fsynced; it becomes durable with the next synced
 	// Append, Sync or Close (group commit), and a power loss before then may lose it (see
 	// "Writing and fsync policy" in the package doc). An intent must leave it false: it is
