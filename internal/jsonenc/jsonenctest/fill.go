@@ -17,12 +17,34 @@ import (
 // scalar is left zero (or nil) some of the time, so omitempty and null are exercised too.
 // It reports the first type it cannot fill, or "".
 func Fill(rng *rand.Rand, v any) string {
-	return fill(rng, reflect.ValueOf(v).Elem(), 0)
+	return fill(plainRand{rng}, reflect.ValueOf(v).Elem(), 0)
 }
+
+// FillValid is Fill with every string valid UTF-8 (invalid bytes become U+FFFD), for checks
+// of what decodes back to itself.
+func FillValid(rng *rand.Rand, v any) string {
+	return fill(validRand{rng}, reflect.ValueOf(v).Elem(), 0)
+}
+
+// source is what fill draws from: a *rand.Rand, or one whose strings are valid UTF-8.
+type source interface {
+	IntN(n int) int
+	Uint32() uint32
+	Uint64() uint64
+	str() string
+}
+
+type plainRand struct{ *rand.Rand }
+
+func (r plainRand) str() string { return RandString(r.Rand) }
+
+type validRand struct{ *rand.Rand }
+
+func (r validRand) str() string { return strings.ToValidUTF8(RandString(r.Rand), "\ufffd") }
 
 var rawType = reflect.TypeFor[json.RawMessage]()
 
-func fill(rng *rand.Rand, v reflect.Value, depth int) string {
+func fill(rng source, v reflect.Value, depth int) string {
 	if v.Type() == rawType {
 		if rng.IntN(4) > 0 {
 			v.SetBytes([]byte(RawValues[rng.IntN(len(RawValues))]))
@@ -35,7 +57,7 @@ func fill(rng *rand.Rand, v reflect.Value, depth int) string {
 	switch v.Kind() {
 	case reflect.String:
 		if !zero {
-			v.SetString(RandString(rng))
+			v.SetString(rng.str())
 		}
 	case reflect.Bool:
 		v.SetBool(!zero && rng.IntN(4) > 0)
@@ -45,7 +67,7 @@ func fill(rng *rand.Rand, v reflect.Value, depth int) string {
 		}
 	case reflect.Float64:
 		if !zero {
-			v.SetFloat(RandFloat(rng))
+			v.SetFloat(randFloat(rng))
 		}
 	case reflect.Pointer:
 		if zero || depth > 4 {
@@ -75,7 +97,7 @@ func fill(rng *rand.Rand, v reflect.Value, depth int) string {
 	return ""
 }
 
-func fillSlice(rng *rand.Rand, v reflect.Value, zero bool, depth int) string {
+func fillSlice(rng source, v reflect.Value, zero bool, depth int) string {
 	if zero {
 		return ""
 	}
@@ -98,7 +120,7 @@ func fillSlice(rng *rand.Rand, v reflect.Value, zero bool, depth int) string {
 	return ""
 }
 
-func fillMap(rng *rand.Rand, v reflect.Value, zero bool) string {
+func fillMap(rng source, v reflect.Value, zero bool) string {
 	if zero {
 		return ""
 	}
@@ -109,7 +131,7 @@ func fillMap(rng *rand.Rand, v reflect.Value, zero bool) string {
 	m := reflect.MakeMap(t)
 	for range rng.IntN(5) {
 		k := reflect.New(t.Key()).Elem()
-		k.SetString(RandString(rng))
+		k.SetString(rng.str())
 		e := reflect.New(t.Elem()).Elem()
 		if bad := fill(rng, e, 0); bad != "" {
 			return bad
@@ -150,7 +172,9 @@ var Floats = []float64{
 }
 
 // RandFloat returns a float from Floats, scaled by a random power of ten, or random bits.
-func RandFloat(rng *rand.Rand) float64 {
+func RandFloat(rng *rand.Rand) float64 { return randFloat(plainRand{rng}) }
+
+func randFloat(rng source) float64 {
 	switch rng.IntN(3) {
 	case 0:
 		return Floats[rng.IntN(len(Floats))]
@@ -168,7 +192,7 @@ func RandFloat(rng *rand.Rand) float64 {
 	return f
 }
 
-func randInt(rng *rand.Rand, bits int) int64 {
+func randInt(rng source, bits int) int64 {
 	switch rng.IntN(3) {
 	case 0:
 		return int64(rng.IntN(100)) - 50
