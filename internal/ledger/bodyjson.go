@@ -10,6 +10,9 @@ import (
 	"github.com/reinhq/rein/internal/strictjson"
 )
 
+// maxReusedBody bounds the encoding buffer a ledger keeps between records.
+const maxReusedBody = 64 << 10
+
 // jsonAppender is a body that encodes itself: AppendJSON appends exactly what json.Marshal
 // would write for it (or fails where json.Marshal would), without encoding/json's reflection.
 type jsonAppender interface {
@@ -19,11 +22,12 @@ type jsonAppender interface {
 // encodeBody encodes a body: with its own AppendJSON when it has one, else with encoding/json,
 // which compacts a json.RawMessage. Either way the result is then checked strictly (duplicate
 // keys, invalid UTF-8 in raw JSON), so a line is never written that a reader would refuse.
-func encodeBody(body any) ([]byte, error) {
+// A body's own encoder appends to buf.
+func encodeBody(buf []byte, body any) ([]byte, error) {
 	var b []byte
 	var err error
 	if a, ok := body.(jsonAppender); ok {
-		b, err = a.AppendJSON(nil)
+		b, err = a.AppendJSON(buf)
 	} else {
 		b, err = json.Marshal(body)
 	}

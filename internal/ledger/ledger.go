@@ -102,6 +102,7 @@ type Ledger struct {
 	dirs   []string
 	fault  error // the write or fsync error that faulted the ledger
 	closed bool
+	enc    []byte // reused for bodies that encode themselves (build copies a body into its line)
 }
 
 // Create makes a new ledger in dir (created, with its parents, if missing): it takes the lock,
@@ -447,9 +448,12 @@ func (l *Ledger) build(probe *chain, p pending) ([]byte, error) {
 	if p.parent != "" && !probe.has(p.parent) {
 		return nil, fmt.Errorf("ledger: parent %q: %w", p.parent, ErrUnknownParent)
 	}
-	b, err := encodeBody(p.body)
+	b, err := encodeBody(l.enc[:0], p.body)
 	if err != nil {
 		return nil, err
+	}
+	if cap(b) <= maxReusedBody {
+		defer func() { l.enc = b[:0] }() // buildLine copies b into the line
 	}
 	// Every record up to l.synced is durable; a record with undurable ones before it says so
 	// (synced 0, a version 3 line: not even the header is, the ledger was created Deferred and
