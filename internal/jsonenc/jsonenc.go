@@ -3,18 +3,11 @@ package jsonenc
 import (
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"unicode/utf8"
 )
-
-// ErrUnsupported wraps a value encoding/json refuses to encode (NaN, ±Inf).
-var ErrUnsupported = errors.New("jsonenc: unsupported value")
-
-// ErrInvalidRaw wraps raw JSON that is not valid JSON.
-var ErrInvalidRaw = errors.New("jsonenc: raw JSON is not valid")
 
 const hexDigits = "0123456789abcdef"
 
@@ -81,7 +74,7 @@ func escapeByte(b []byte, c byte) []byte {
 // Float appends f as a JSON number; NaN and ±Inf are refused, as encoding/json refuses them.
 func Float(b []byte, f float64) ([]byte, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return b, fmt.Errorf("%w: float64 %s", ErrUnsupported, strconv.FormatFloat(f, 'g', -1, 64))
+		return b, fmt.Errorf("jsonenc: unsupported value: float64 %s (JSON has no NaN or infinity)", strconv.FormatFloat(f, 'g', -1, 64))
 	}
 	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
 		n := len(b)
@@ -135,7 +128,7 @@ func Raw(b []byte, raw json.RawMessage) ([]byte, error) {
 		return append(b, "null"...), nil
 	}
 	if !json.Valid(raw) {
-		return b, fmt.Errorf("%w: %d bytes", ErrInvalidRaw, len(raw))
+		return b, fmt.Errorf("jsonenc: raw JSON of %d bytes is not valid JSON", len(raw))
 	}
 	inString, escaped := false, false
 	for i := 0; i < len(raw); i++ {

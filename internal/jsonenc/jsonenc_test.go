@@ -3,9 +3,9 @@ package jsonenc_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/reinhq/rein/internal/jsonenc"
@@ -103,8 +103,8 @@ func FuzzFloat(f *testing.F) {
 
 func TestFloatRefusesWhatMarshalRefuses(t *testing.T) {
 	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-		if _, err := jsonenc.Float(nil, f); !errors.Is(err, jsonenc.ErrUnsupported) {
-			t.Errorf("Float(%v): %v, want ErrUnsupported", f, err)
+		if _, err := jsonenc.Float(nil, f); err == nil || !strings.Contains(err.Error(), "unsupported value") {
+			t.Errorf("Float(%v): %v, want an unsupported-value error", f, err)
 		}
 		if _, err := json.Marshal(f); err == nil {
 			t.Errorf("json.Marshal(%v) succeeded; jsonenc.Float refuses it", f)
@@ -166,8 +166,8 @@ func FuzzRaw(f *testing.F) {
 		if (err != nil) != (werr != nil) || werr == nil && !bytes.Equal(got, want) {
 			t.Fatalf("Raw(%q) = %s (%v), json.Marshal = %s (%v)", raw, got, err, want, werr)
 		}
-		if err != nil && !errors.Is(err, jsonenc.ErrInvalidRaw) {
-			t.Fatalf("Raw(%q): %v, want ErrInvalidRaw", raw, err)
+		if err != nil && !strings.Contains(err.Error(), "not valid JSON") {
+			t.Fatalf("Raw(%q): %v, want an invalid-JSON error", raw, err)
 		}
 	})
 }
