@@ -102,6 +102,7 @@ type Ledger struct {
 	dirs   []string
 	fault  error // the write or fsync error that faulted the ledger
 	closed bool
+	enc    []byte // reused for bodies that encode themselves (build copies a body into its line)
 }
 
 // Create makes a new ledger in dir (created, with its parents, if missing): it takes the lock,
@@ -247,7 +248,10 @@ type Entry struct {
 	Kind   string // a valid kind; not one of this package's (header, recovery, salvage)
 	ID     string // a provisioned id, or "" to generate one
 	Parent string // an earlier record's id, or "" for none (null)
-	Body   any    // encoded with encoding/json; a json.RawMessage must be strict JSON
+	// Body is encoded by its AppendJSON([]byte) ([]byte, error) method when it has one (it must
+	// write what json.Marshal would: no reflection, no first-use cost), else with encoding/json;
+	// the encoding must be strict JSON (a json.RawMessage in it too).
+	Body any
 	// NoSync: the record is written but not fsynced; it becomes durable with the next synced
 	// Append, Sync or Close (group commit), and a power loss before then may lose it (see
 	// "Writing and fsync policy" in the package doc). An intent must leave it false: it is
@@ -444,9 +448,12 @@ func (l *Ledger) build(probe *chain, p pending) ([]byte, error) {
 	if p.parent != "" && !probe.has(p.parent) {
 		return nil, fmt.Errorf("ledger: parent %q: %w", p.parent, ErrUnknownParent)
 	}
-	b, err := encodeBody(p.body)
+	b, err := encodeBody(l.enc[:0], p.body)
 	if err != nil {
 		return nil, err
+	}
+	if cap(b) <= maxReusedBody {
+		defer func() { l.enc = b[:0] }() // buildLine copies b into the line
 	}
 	// Every record up to l.synced is durable; a record with undurable ones before it says so
 	// (synced 0, a version 3 line: not even the header is, the ledger was created Deferred and

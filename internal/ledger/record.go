@@ -235,19 +235,6 @@ func buildLine(v int, seq, synced int64, id, parent, kind string, ts time.Time, 
 	return b, sum
 }
 
-// encodeBody marshals a body. json.RawMessage is compacted by encoding/json and then checked
-// strictly (duplicate keys), so a line is never written that a reader would refuse.
-func encodeBody(body any) ([]byte, error) {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: encode body: %w", err)
-	}
-	if err := strictjson.Check(b); err != nil {
-		return nil, fmt.Errorf("ledger: body is not strict JSON: %w", err)
-	}
-	return b, nil
-}
-
 // lineError is why a line is not a valid record. complete says whether the line is nevertheless
 // a syntactically complete record (well-formed trailer, strict JSON payload): a complete record
 // can never be a torn write, so it is corruption wherever it stands.

@@ -80,7 +80,7 @@ func Create(dir string, meta Meta, opts Options) (*Session, error) {
 		return nil, err
 	}
 	st := newState(l.Header())
-	if err := st.apply(rec, l.Blob); err != nil {
+	if err := st.apply(rec, l.Blob, nil); err != nil {
 		l.Close()
 		return nil, corrupt(rec, err)
 	}
@@ -94,7 +94,7 @@ func (s *Session) reload() error {
 		if err != nil {
 			return err
 		}
-		if err := st.apply(r, s.l.Blob); err != nil {
+		if err := st.apply(r, s.l.Blob, nil); err != nil {
 			return corrupt(r, err)
 		}
 	}
@@ -174,7 +174,7 @@ func (r *reducer) visit(rec ledger.Record) {
 			return
 		}
 	}
-	if err := r.st.apply(rec, r.blob); err != nil {
+	if err := r.st.apply(rec, r.blob, nil); err != nil {
 		r.err = corrupt(rec, err)
 	}
 }
@@ -260,7 +260,7 @@ func (s *Session) append(es ...ledger.Entry) error {
 	applied := 0
 	_, err := s.l.AppendAll(es, func(r ledger.Record) error {
 		applied++
-		if err := s.st.apply(r, s.l.Blob); err != nil {
+		if err := s.st.apply(r, s.l.Blob, es[applied-1].Body); err != nil {
 			return fmt.Errorf("%w: %s record %s: %w", ErrInvalidRecord, r.Kind, r.ID, err)
 		}
 		s.st.share(r, es[applied-1].Body)
@@ -360,11 +360,7 @@ func (s *Session) Intend(_ context.Context, in kernel.Intent) error {
 	defer s.mu.Unlock()
 	b := intentBody{Lane: s.lane, Kind: in.Kind, Turn: in.Turn, Reserved: in.Reserved, Call: in.Call, Index: in.Index, Replay: in.Replay}
 	if in.Call != nil && maxCallJSONSize(in.Call) > BlobThreshold {
-		raw, err := json.Marshal(in.Call)
-		if err != nil {
-			return fmt.Errorf("session: encoding the call of intent %s: %w", in.ID, err)
-		}
-		if len(raw) > BlobThreshold {
+		if raw := in.Call.AppendJSON(nil); len(raw) > BlobThreshold {
 			digest, err := s.l.PutBlob(raw)
 			if err != nil {
 				return err
@@ -522,7 +518,7 @@ func (s *Session) entry(id, parent, intent string, m llm.Message, x entryExtra) 
 		// Certainly inline: the record's encoding (by the ledger) is the only one.
 		return ledger.Entry{Kind: KindEntry, ID: id, Parent: parent, Body: body, NoSync: x.forked}, nil
 	}
-	raw, err := json.Marshal(m)
+	raw, err := m.AppendJSON(nil)
 	if err != nil {
 		return ledger.Entry{}, fmt.Errorf("session: encoding message %s: %w", id, err)
 	}

@@ -133,9 +133,9 @@ func corrupt(r ledger.Record, err error) error {
 
 // apply folds one verified record into the state, checking the session's rules: the one
 // implementation of them, run by Open on every record read and by every write on the record
-// before it is written. A refused record may leave st partly changed: the caller drops st (a
+// before it is written (written is then the body it was encoded from, else nil). A refused record may leave st partly changed: the caller drops st (a
 // failed open) or rebuilds it from the ledger (a refused write).
-func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error {
+func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error), written any) error {
 	if st.Created.IsZero() {
 		st.Created = r.TS
 	}
@@ -145,7 +145,7 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 		return nil
 	case KindEntry:
 		var b entryBody
-		if err := decodeBody(r.Body, &b); err != nil {
+		if err := decodeRecord(r.Body, written, &b); err != nil {
 			return violated("entry body: %v", err)
 		}
 		if b.Message == nil && b.Blob != "" {
@@ -170,7 +170,7 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 		return nil
 	case KindIntent:
 		var b intentBody
-		if err := decodeBody(r.Body, &b); err != nil {
+		if err := decodeRecord(r.Body, written, &b); err != nil {
 			return violated("intent body: %v", err)
 		}
 		b.Lane = laneName(b.Lane)
@@ -214,7 +214,7 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 		return nil
 	case KindAttempt:
 		var b attemptBody
-		if err := decodeBody(r.Body, &b); err != nil {
+		if err := decodeRecord(r.Body, written, &b); err != nil {
 			return violated("attempt body: %v", err)
 		}
 		in := st.Intents[b.Intent]
@@ -230,7 +230,7 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 		return nil
 	case KindClosed:
 		var b closedBody
-		if err := decodeBody(r.Body, &b); err != nil {
+		if err := decodeRecord(r.Body, written, &b); err != nil {
 			return violated("closed body: %v", err)
 		}
 		in := st.Intents[b.Intent]
@@ -244,7 +244,7 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 		return nil
 	case KindCancel:
 		var b cancelBody
-		if err := decodeBody(r.Body, &b); err != nil {
+		if err := decodeRecord(r.Body, written, &b); err != nil {
 			return violated("cancel body: %v", err)
 		}
 		for _, id := range b.Intents {
@@ -257,7 +257,7 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 		return nil
 	case KindRun:
 		var b runBody
-		if err := decodeBody(r.Body, &b); err != nil {
+		if err := decodeRecord(r.Body, written, &b); err != nil {
 			return violated("run body: %v", err)
 		}
 		l := st.lane(b.Lane)
@@ -278,7 +278,7 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 		return nil
 	case KindFact:
 		var b factBody
-		if err := decodeBody(r.Body, &b); err != nil {
+		if err := decodeRecord(r.Body, written, &b); err != nil {
 			return violated("fact body: %v", err)
 		}
 		if b.Blob != "" {
@@ -295,7 +295,7 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error)) error
 		return nil
 	case KindLane:
 		var b laneBody
-		if err := decodeBody(r.Body, &b); err != nil {
+		if err := decodeRecord(r.Body, written, &b); err != nil {
 			return violated("lane body: %v", err)
 		}
 		if e := st.Entries[b.Leaf]; b.Leaf != "" && (e == nil || e.Message.Role == llm.RoleTool) {
