@@ -533,11 +533,12 @@ func (s *Session) entry(id, parent, intent string, m llm.Message, x entryExtra) 
 }
 
 // maxJSONSize bounds the length of m's JSON encoding from above without encoding it: every
-// string byte takes at most 6 (a \u00XX escape), the bytes of an image 4/3 (base64), and the
+// string byte takes at most 6 (a \u00XX escape; so does a byte of the raw details, where
+// encoding/json escapes < > & and U+2028/U+2029), the bytes of an image 4/3 (base64), and the
 // member names, numbers (the usage) and punctuation less than 1024 a message and 256 a part
 // (TestMaxJSONSizeBoundsTheEncoding keeps it so when the message types change).
 func maxJSONSize(m llm.Message) int {
-	n := 1024 + 6*(len(m.Provider)+len(m.API)+len(m.Model)+len(m.ResponseID)+len(m.StopReason)+len(m.ToolCallID)+len(m.ToolName)) + len(m.Details)
+	n := 1024 + 6*(len(m.Provider)+len(m.API)+len(m.Model)+len(m.ResponseID)+len(m.StopReason)+len(m.ToolCallID)+len(m.ToolName)) + 6*len(m.Details)
 	if m.Err != nil {
 		n += 256 + 6*(len(m.Err.Kind)+len(m.Err.Message))
 	}

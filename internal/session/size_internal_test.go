@@ -30,7 +30,7 @@ func TestMaxJSONSizeBoundsTheEncoding(t *testing.T) {
 		fillNumbers(reflect.ValueOf(&u).Elem())
 		m := llm.Message{Role: llm.RoleAssistant, Provider: s, API: s, Model: s, ResponseID: s, Usage: &u, StopReason: llm.StopReason(s),
 			Err:        &llm.Error{Kind: llm.ErrorKind(s), Status: math.MinInt, Message: s, Retryable: true, RetryAfterMs: math.MinInt64},
-			ToolCallID: s, ToolName: s, IsError: true, Details: json.RawMessage(`{"k":[1,2,3]}`), Time: math.MinInt64,
+			ToolCallID: s, ToolName: s, IsError: true, Details: json.RawMessage(`{"k":[1,2,3],"h":"` + strings.Repeat("<>&\u2028", n) + `"}`), Time: math.MinInt64,
 			Content: []llm.Part{{Type: llm.PartType(s), Text: s, Signature: s, Redacted: true, MIMEType: s, Data: []byte(s), Call: call}, {Type: "text", Text: s}}}
 		raw, err := json.Marshal(m)
 		if err != nil {
