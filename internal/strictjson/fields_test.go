@@ -9,8 +9,10 @@ import (
 type fInner struct {
 	A string `json:"a"`
 	B int    `json:"b,omitempty"`
-	c int
+	c int    // unexported: not a member
 }
+
+var _ = fInner{c: 1}
 
 type fDeeper struct{ fInner }
 
@@ -18,9 +20,9 @@ type fOuter struct {
 	B       string `json:"b"` // shadows fInner's b, though declared before it
 	*fInner        // promoted: a (b is shadowed)
 	Skip    int    `json:"-"`
-	D       []int  `json:"d,omitzero,string"`
+	D       int    `json:"d,omitzero,string"`
 	E       bool
-	fDeeper        // a and b again, one level fDeeper still: both shadowed
+	fDeeper        // a and b again, one level deeper still: both shadowed
 	Named   fInner `json:"named"`
 }
 
@@ -29,7 +31,7 @@ func TestFields(t *testing.T) {
 	for _, f := range Fields(reflect.TypeFor[fOuter]()) {
 		got = append(got, f.Name+":"+f.Type.String()+":"+strings.Join(f.Options, "+"))
 	}
-	want := []string{"b:string:", "a:string:", "d:[]int:omitzero+string", "E:bool:", "named:strictjson.fInner:"}
+	want := []string{"b:string:", "a:string:", "d:int:omitzero+string", "E:bool:", "named:strictjson.fInner:"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("Fields(fOuter) = %q, want %q", got, want)
 	}
