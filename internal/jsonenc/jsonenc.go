@@ -12,13 +12,19 @@ import (
 const hexDigits = "0123456789abcdef"
 
 // String appends s as a JSON string.
-func String(b []byte, s string) []byte {
+func String(b []byte, s string) []byte { return appendString(b, s, true) }
+
+// Text appends s as a JSON string as encoding/json writes it with HTML escaping off: < > &
+// stay as they are (request bodies, read by no browser); the rest is as [String] writes it.
+func Text(b []byte, s string) []byte { return appendString(b, s, false) }
+
+func appendString(b []byte, s string, html bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if plain(c) {
+			if plain(c) || !html && (c == '<' || c == '>' || c == '&') {
 				i++
 				continue
 			}

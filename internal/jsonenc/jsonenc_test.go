@@ -38,7 +38,22 @@ func TestStringMatchesMarshal(t *testing.T) {
 		if got, want := jsonenc.String(nil, s), marshal(t, s); !bytes.Equal(got, want) {
 			t.Fatalf("String(%q) = %s, json.Marshal = %s", s, got, want)
 		}
+		if got, want := jsonenc.Text(nil, s), noHTML(t, s); !bytes.Equal(got, want) {
+			t.Fatalf("Text(%q) = %s, encoding/json without HTML escaping = %s", s, got, want)
+		}
 	}
+}
+
+// noHTML is what encoding/json writes for v with HTML escaping off.
+func noHTML(t testing.TB, v any) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatalf("encoding %#v: %v", v, err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 func TestStringEscapes(t *testing.T) {
@@ -61,6 +76,9 @@ func FuzzString(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := jsonenc.String([]byte("x"), s), append([]byte("x"), marshal(t, s)...); !bytes.Equal(got, want) {
 			t.Fatalf("String(%q) = %s, json.Marshal = %s", s, got, want)
+		}
+		if got, want := jsonenc.Text(nil, s), noHTML(t, s); !bytes.Equal(got, want) {
+			t.Fatalf("Text(%q) = %s, encoding/json without HTML escaping = %s", s, got, want)
 		}
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/reinhq/rein/internal/jsonenc"
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/llmtest"
 	"github.com/reinhq/rein/internal/llm/openaicompat/chattest"
@@ -101,7 +102,7 @@ func TestEncodeBodyRejectsBadSchema(t *testing.T) {
 func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 	for _, s := range []string{"", "plain", "a\"b\\c\n\r\t\x00\x01\x1f\x7f", "é漢🙂", "\u2028\u2029", "\xff", "a\xc3", "<>&"} {
 		var back string
-		if err := json.Unmarshal(appendString(nil, s), &back); err != nil {
+		if err := json.Unmarshal(jsonenc.Text(nil, s), &back); err != nil {
 			t.Fatalf("%q: %v", s, err)
 		}
 		want, _ := json.Marshal(s)

@@ -1,6 +1,7 @@
 package openaicompat
 
 import (
+	"github.com/reinhq/rein/internal/jsonenc"
 	"github.com/reinhq/rein/internal/llm"
 )
 
@@ -67,7 +68,7 @@ func appendMessages(w *bodyWriter, req *llm.Request, cache *msgCache) {
 	if req.System != "" {
 		mw.sep()
 		w.b = append(w.b, `{"role":"system","content":`...)
-		w.b = appendString(w.b, req.System)
+		w.b = jsonenc.Text(w.b, req.System)
 		w.b = append(w.b, '}')
 	}
 	if cache != nil {

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
+	"github.com/reinhq/rein/internal/jsonenc"
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/openaicompat/oaisdk"
 )
@@ -23,7 +23,7 @@ import (
 // encoded or copied again: w refers to the cache's bytes.
 func writeBody(w *bodyWriter, cfg *Config, req *llm.Request, schemas *schemaCache, msgs *msgCache) *llm.Error {
 	w.b = append(w.b, `{"stream":true,"model":`...)
-	w.b = appendString(w.b, cfg.Model)
+	w.b = jsonenc.Text(w.b, cfg.Model)
 	w.b = append(w.b, `,"messages":`...)
 	appendMessages(w, req, msgs)
 	b := w.b
@@ -35,10 +35,10 @@ func writeBody(w *bodyWriter, cfg *Config, req *llm.Request, schemas *schemaCach
 				b = append(b, ',')
 			}
 			b = append(b, `{"type":"function","function":{"name":`...)
-			b = appendString(b, t.Name)
+			b = jsonenc.Text(b, t.Name)
 			if t.Description != "" {
 				b = append(b, `,"description":`...)
-				b = appendString(b, t.Description)
+				b = jsonenc.Text(b, t.Description)
 			}
 			b = append(b, `,"parameters":`...)
 			var err *llm.Error
@@ -54,17 +54,17 @@ func writeBody(w *bodyWriter, cfg *Config, req *llm.Request, schemas *schemaCach
 	}
 	if n := maxTokens(req, cfg.MaxTokens); n > 0 {
 		b = append(b, ',')
-		b = appendString(b, cfg.Compat.MaxTokensField)
+		b = jsonenc.Text(b, cfg.Compat.MaxTokensField)
 		b = append(b, ':')
 		b = strconv.AppendInt(b, int64(n), 10)
 	}
 	if cfg.Compat.ReasoningEffort && req.Thinking != "" && req.Thinking != llm.ThinkingOff {
 		b = append(b, `,"reasoning_effort":`...)
-		b = appendString(b, string(req.Thinking))
+		b = jsonenc.Text(b, string(req.Thinking))
 	}
 	if cfg.Compat.PromptCacheKey && req.SessionID != "" {
 		b = append(b, `,"prompt_cache_key":`...)
-		b = appendString(b, req.SessionID)
+		b = jsonenc.Text(b, req.SessionID)
 	}
 	w.b = append(b, '}')
 	return nil
@@ -131,7 +131,7 @@ func appendText(b []byte, m *llm.Message) []byte {
 	case llm.RoleUser:
 		text, _ := splitImages(m.Content)
 		b = append(b, `{"role":"user","content":`...)
-		b = appendString(b, text)
+		b = jsonenc.Text(b, text)
 		return append(b, '}')
 	case llm.RoleAssistant:
 		text, calls := m.Text(), m.ToolCalls()
@@ -141,7 +141,7 @@ func appendText(b []byte, m *llm.Message) []byte {
 		b = append(b, `{"role":"assistant"`...)
 		if text != "" {
 			b = append(b, `,"content":`...)
-			b = appendString(b, text)
+			b = jsonenc.Text(b, text)
 		}
 		if len(calls) > 0 {
 			b = append(b, `,"tool_calls":[`...)
@@ -150,11 +150,11 @@ func appendText(b []byte, m *llm.Message) []byte {
 					b = append(b, ',')
 				}
 				b = append(b, `{"id":`...)
-				b = appendString(b, c.ID)
+				b = jsonenc.Text(b, c.ID)
 				b = append(b, `,"type":"function","function":{"name":`...)
-				b = appendString(b, c.Name)
+				b = jsonenc.Text(b, c.Name)
 				b = append(b, `,"arguments":`...)
-				b = appendString(b, oaisdk.HistoryArguments(c.Arguments))
+				b = jsonenc.Text(b, oaisdk.HistoryArguments(c.Arguments))
 				b = append(b, "}}"...)
 			}
 			b = append(b, ']')
@@ -172,9 +172,9 @@ func appendText(b []byte, m *llm.Message) []byte {
 
 func appendTool(b []byte, text, callID string) []byte {
 	b = append(b, `{"role":"tool","content":`...)
-	b = appendString(b, text)
+	b = jsonenc.Text(b, text)
 	b = append(b, `,"tool_call_id":`...)
-	b = appendString(b, callID)
+	b = jsonenc.Text(b, callID)
 	return append(b, '}')
 }
 
@@ -209,7 +209,7 @@ func appendUser(b []byte, parts []llm.Part) []byte {
 	text, images := splitImages(parts)
 	b = append(b, `{"role":"user","content":`...)
 	if len(images) == 0 {
-		b = appendString(b, text)
+		b = jsonenc.Text(b, text)
 		return append(b, '}')
 	}
 	b = append(b, '[')
@@ -221,7 +221,7 @@ func appendUser(b []byte, parts []llm.Part) []byte {
 				b = append(b, ',')
 			}
 			b = append(b, `{"type":"text","text":`...)
-			b = appendString(b, p.Text)
+			b = jsonenc.Text(b, p.Text)
 			b = append(b, '}')
 			n++
 		case llm.PartImage:
@@ -237,58 +237,6 @@ func appendUser(b []byte, parts []llm.Part) []byte {
 
 func appendImage(b []byte, p llm.Part) []byte {
 	b = append(b, `{"type":"image_url","image_url":{"url":`...)
-	b = appendString(b, oaisdk.DataURL(p))
+	b = jsonenc.Text(b, oaisdk.DataURL(p))
 	return append(b, "}}"...)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, as encoding/json
-// does; only what JSON requires is escaped, plus U+2028 and U+2029.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
