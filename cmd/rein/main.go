@@ -15,6 +15,7 @@ import (
 func main() { os.Exit(run()) }
 
 func run() int {
+	presizeStack(false)
 	// REIN_CPUPROFILE=FILE writes a CPU profile of the whole process (for `go tool pprof`);
 	// a development aid, see the README's Benchmarks section.
 	if path := os.Getenv("REIN_CPUPROFILE"); path != "" {
