@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+
+	"github.com/reinhq/rein/internal/jsonenc"
 )
 
 // MarshalJSON writes s with its keywords in a fixed order ("type", "properties", "items"
@@ -32,12 +34,15 @@ func (w *writer) value(v any) {
 	w.buf.Write(b)
 }
 
+// string writes a JSON string, as json.Marshal writes it.
+func (w *writer) string(v string) { w.buf.Write(jsonenc.String(w.buf.AvailableBuffer(), v)) }
+
 func (w *writer) key(k string) {
 	if !w.first {
 		w.buf.WriteByte(',')
 	}
 	w.first = false
-	w.value(k)
+	w.string(k)
 	w.buf.WriteByte(':')
 }
 
@@ -55,7 +60,7 @@ func (w *writer) schema(s *Schema) {
 	switch {
 	case s.Type != "":
 		w.key("type")
-		w.value(s.Type)
+		w.string(s.Type)
 	case s.Types != nil:
 		w.key("type")
 		w.value(s.Types)
@@ -76,7 +81,7 @@ func (w *writer) schema(s *Schema) {
 	w.applicators(s)
 	if s.Format != "" {
 		w.key("format")
-		w.value(s.Format)
+		w.string(s.Format)
 	}
 	extra := make([]string, 0, len(s.Extra))
 	for k := range s.Extra {
@@ -94,7 +99,7 @@ func (w *writer) schema(s *Schema) {
 func (w *writer) str(k, v string) {
 	if v != "" {
 		w.key(k)
-		w.value(v)
+		w.string(v)
 	}
 }
 
@@ -119,14 +124,18 @@ func (w *writer) meta(s *Schema) {
 func (w *writer) number(k string, v *float64) {
 	if v != nil {
 		w.key(k)
-		w.value(*v)
+		b, err := jsonenc.Float(w.buf.AvailableBuffer(), *v)
+		if err != nil && w.err == nil {
+			w.err = err
+		}
+		w.buf.Write(b)
 	}
 }
 
 func (w *writer) count(k string, v *int) {
 	if v != nil {
 		w.key(k)
-		w.value(*v)
+		w.buf.Write(jsonenc.Int(w.buf.AvailableBuffer(), int64(*v)))
 	}
 }
 
@@ -221,7 +230,7 @@ func (w *writer) schemaMap(k string, m map[string]*Schema, order []string) {
 			w.buf.WriteByte(',')
 		}
 		first = false
-		w.value(name)
+		w.string(name)
 		w.buf.WriteByte(':')
 		w.schema(m[name])
 	}
@@ -260,7 +269,7 @@ func (w *writer) dependencies(s *Schema) {
 		if i > 0 {
 			w.buf.WriteByte(',')
 		}
-		w.value(n)
+		w.string(n)
 		w.buf.WriteByte(':')
 		if l, ok := s.DependencyStrings[n]; ok {
 			w.value(l)
