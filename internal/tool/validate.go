@@ -140,11 +140,11 @@ func validate(spec Spec, raw string, prep Preparer) (json.RawMessage, error) {
 			out = b
 		}
 	}
-	if c.schema == nil {
+	if c.resolved == nil {
 		return out, nil
 	}
 	w := walker{c: c}
-	w.check("", obj, c.schema)
+	w.check("", obj, c.resolved.Root())
 	if len(w.problems) > 0 {
 		return nil, fail(w.problems...)
 	}
@@ -162,9 +162,9 @@ func validate(spec Spec, raw string, prep Preparer) (json.RawMessage, error) {
 	return out, nil
 }
 
-// compiled is a parsed and resolved schema, cached by its text.
+// compiled is a parsed and resolved schema, cached by its text; nil resolved: an empty schema,
+// which accepts any object.
 type compiled struct {
-	schema   *jsonschema.Schema
 	resolved *jsonschema.Resolved
 }
 
@@ -197,7 +197,7 @@ func compile(schema json.RawMessage) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	c = &compiled{schema: s, resolved: rs}
+	c = &compiled{resolved: rs}
 	compileMu.Lock()
 	if len(compileCache) >= compileCacheMax {
 		clear(compileCache)
@@ -277,7 +277,7 @@ func (w *walker) check(path string, v any, s *jsonschema.Schema) {
 		w.add(path, "expected %s, got %s", strings.Join(types, " or "), describe(v))
 		return
 	}
-	if len(s.Enum) > 0 && !slices.ContainsFunc(s.Enum, func(e any) bool { return jsonEqual(v, e) }) {
+	if len(s.Enum) > 0 && !slices.ContainsFunc(s.Enum, func(e any) bool { return jsonschema.Equal(v, e) }) {
 		opts := make([]string, len(s.Enum))
 		for i, e := range s.Enum {
 			b, _ := json.Marshal(e)
@@ -285,7 +285,7 @@ func (w *walker) check(path string, v any, s *jsonschema.Schema) {
 		}
 		w.add(path, "must be one of %s; got %s", strings.Join(opts, ", "), describe(v))
 	}
-	if s.Const != nil && !jsonEqual(v, *s.Const) {
+	if s.Const != nil && !jsonschema.Equal(v, *s.Const) {
 		b, _ := json.Marshal(*s.Const)
 		w.add(path, "must be %s; got %s", b, describe(v))
 	}
@@ -394,6 +394,3 @@ func propertyNames(s *jsonschema.Schema) []string {
 	sort.Strings(names)
 	return names
 }
-
-// jsonEqual compares a decoded value with a schema value by JSON meaning (1 equals 1.0).
-func jsonEqual(a, b any) bool { return jsonschema.Equal(a, b) }
