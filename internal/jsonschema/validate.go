@@ -344,12 +344,15 @@ func isInteger(v any) bool {
 		if !strings.ContainsAny(string(v), ".eE") {
 			return true
 		}
-		if r, ok := exactNumber(string(v)); ok {
-			return r.IsInt()
+		// The canonical spelling's exponent says it: the significant digits times a power
+		// of ten that is not negative. An exponent too large for an int: its sign does.
+		key := canonNumber(string(v))
+		if rest, ok := strings.CutPrefix(key, "x"); ok {
+			mant, exp, _ := strings.Cut(strings.ToLower(rest), "e")
+			return !strings.HasPrefix(exp, "-") || strings.Trim(mant, "-+0.") == ""
 		}
-		// A huge exponent: positive makes an integer, negative a fraction unless it is zero.
-		mant, exp, _ := strings.Cut(strings.ToLower(string(v)), "e")
-		return !strings.HasPrefix(exp, "-") || strings.Trim(mant, "-+0.") == ""
+		_, exp, _ := strings.Cut(key, "e")
+		return !strings.HasPrefix(exp, "-")
 	}
 	return false
 }
