@@ -136,8 +136,8 @@ harness_cmd() {
   pi073) echo "$PI073" --provider mock --model mock -p ;;
   codex) echo "$CODEX" exec --skip-git-repo-check ;;
   floor-k0) echo "$BT" floor --base "$BASE" --k 0 -p ;;
-  floor-k2) echo "$BT" floor --base "$BASE" --k 2 -p ;;
-  floor-k4) echo "$BT" floor --base "$BASE" --k 4 -p ;;
+  floor-k2) echo "$BT" floor --base "$BASE" --k 2 --durable-start -p ;;
+  floor-k4) echo "$BT" floor --base "$BASE" --k 4 --durable-start -p ;;
   esac
 }
 

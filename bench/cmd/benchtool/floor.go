@@ -22,11 +22,17 @@ import (
 // harness, so that its gaps are measured the same way:
 //
 //	benchtool run --script S --addr A --log L --dir WS --out R -- benchtool floor --base http://A/v1 --k 4
+//
+// With --durable-start it first does what a durable harness does before its first model
+// request (a new session's directories, one fsynced record): the floor of process start →
+// first request.
 func floorCmd(args []string) error {
 	fs := flag.NewFlagSet("floor", flag.ContinueOnError)
 	base := fs.String("base", "", "the mock's API root (…/v1)")
 	k := fs.Int("k", 4, "fsynced appends per turn")
 	journal := fs.String("journal", ".floor-journal", "the file the appends go to (in the working directory)")
+	durable := fs.Bool("durable-start", false, "before the first request, create the journal three new directories deep "+
+		"(as rein creates a session: sessions/<project>/<id>), append one record and fsync it, the new directories and their parent")
 	prompt := fs.String("p", "Work through the task step by step.", "the user message")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -34,13 +40,13 @@ func floorCmd(args []string) error {
 	if *base == "" {
 		return errors.New("floor: --base is required")
 	}
-	f, err := os.OpenFile(*journal, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	record := bytes.Repeat([]byte("x"), 299)
+	record = append(record, '\n')
+	f, err := openJournal(*journal, *durable, record)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	record := bytes.Repeat([]byte("x"), 299)
-	record = append(record, '\n')
 	c := &floorClient{url: strings.TrimSuffix(*base, "/") + "/chat/completions"}
 	c.add(map[string]any{"role": "system", "content": "You are a coding agent."})
 	c.add(map[string]any{"role": "user", "content": *prompt})
@@ -75,6 +81,52 @@ func floorCmd(args []string) error {
 			}
 		}
 	}
+}
+
+// openJournal opens the floor's journal. With durable it is what a durable harness does before
+// its first model request: it makes the journal's directories (three new levels under the
+// journal's name), creates the file, appends record, and fsyncs the file and then each new
+// directory and their parent, innermost first.
+func openJournal(journal string, durable bool, record []byte) (*os.File, error) {
+	if !durable {
+		return os.OpenFile(journal, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	}
+	top := journal + ".d"
+	dirs := []string{filepath.Join(top, "project", "session"), filepath.Join(top, "project"), top, filepath.Dir(top)}
+	if err := os.MkdirAll(dirs[0], 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dirs[0], "journal"), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Write(record); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	for _, d := range dirs {
+		if err := syncDir(d); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+func syncDir(name string) error {
+	d, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	serr := d.Sync()
+	if cerr := d.Close(); serr == nil {
+		serr = cerr
+	}
+	return serr
 }
 
 type floorCall struct{ id, name, args string }
