@@ -2,9 +2,8 @@ package contextpack
 
 import (
 	"strings"
-	"sync"
 
-	"github.com/tiktoken-go/tokenizer"
+	"github.com/reinhq/rein/internal/tokenizer"
 )
 
 // Estimator counts the tokens a text costs a model, offline. Estimates are for inspection
@@ -52,29 +51,12 @@ func usesO200k(model string) bool {
 	return false
 }
 
-// tiktoken is an OpenAI encoding. Building one compiles its split pattern; the vocabulary is
-// loaded once per process on first use.
-type tiktoken struct{ codec tokenizer.Codec }
+// tiktoken is an OpenAI encoding; its vocabulary is read on its first use.
+type tiktoken struct{ enc *tokenizer.Encoding }
 
-var (
-	o200k  = sync.OnceValue(func() Estimator { return newTiktoken(tokenizer.O200kBase) })
-	cl100k = sync.OnceValue(func() Estimator { return newTiktoken(tokenizer.Cl100kBase) })
-)
+func o200k() Estimator  { return tiktoken{tokenizer.O200kBase()} }
+func cl100k() Estimator { return tiktoken{tokenizer.Cl100kBase()} }
 
-func newTiktoken(enc tokenizer.Encoding) Estimator {
-	c, err := tokenizer.Get(enc)
-	if err != nil { // both encodings are compiled in; this cannot happen
-		panic("contextpack: tokenizer " + string(enc) + ": " + err.Error())
-	}
-	return tiktoken{c}
-}
+func (t tiktoken) Tokens(text string) int { return t.enc.Count(text) }
 
-func (t tiktoken) Tokens(text string) int {
-	n, err := t.codec.Count(text)
-	if err != nil {
-		return Bytes4{}.Tokens(text)
-	}
-	return n
-}
-
-func (t tiktoken) Name() string { return t.codec.GetName() }
+func (t tiktoken) Name() string { return t.enc.Name() }
