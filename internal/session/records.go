@@ -73,6 +73,10 @@ type intentBody struct {
 	Retry   *RetryPolicy `json:"retry,omitempty"`
 }
 
+// intentFields are an intent record's fields as [Intent] shows them: the same struct without
+// the record's encoder, which would otherwise be promoted to Intent and encode only its body.
+type intentFields intentBody
+
 // attemptBody records that another attempt of an open model-call intent is about to be sent
 // (a retry within one process); Attempt is its number within the logical call.
 type attemptBody struct {

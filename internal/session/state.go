@@ -32,7 +32,7 @@ type Entry struct {
 type Intent struct {
 	ID  string
 	Seq int64
-	intentBody
+	intentFields
 	// Materialized are the reserved ids recorded so far, in record order.
 	Materialized []string
 	Closed       string // the close action, if closed without its entry
@@ -200,7 +200,7 @@ func (st *State) apply(r ledger.Record, blob func(string) ([]byte, error), writt
 		for _, id := range b.Reserved {
 			st.reserved[id] = r.ID
 		}
-		st.Intents[r.ID] = &Intent{ID: r.ID, Seq: r.Seq, intentBody: b, LastAttempt: b.Attempt}
+		st.Intents[r.ID] = &Intent{ID: r.ID, Seq: r.Seq, intentFields: intentFields(b), LastAttempt: b.Attempt}
 		if b.Kind == kernel.IntentModelCall {
 			l := st.lane(b.Lane)
 			if l.Attempts == 0 {
