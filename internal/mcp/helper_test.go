@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -47,6 +48,14 @@ func testServer() *mcp.Server {
 			fmt.Fprintln(os.Stderr, "crash: the server goes down now")
 			os.Exit(3)
 			return nil, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "exit", Description: "Answer, then end the server."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			go func() {
+				time.Sleep(50 * time.Millisecond) // the answer is written first
+				os.Exit(0)
+			}()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "bye"}}}, nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Return a long output."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {

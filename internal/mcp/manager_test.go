@@ -145,6 +145,32 @@ func TestCrashMidCallIsOneErrorThenTheServerRestarts(t *testing.T) {
 	}
 }
 
+// A server that ended between two calls is started again by the next one, which succeeds:
+// it is not reported as ended during that call.
+func TestServerEndedBetweenCallsRestarts(t *testing.T) {
+	m, by := openSelf(t)
+	res, err := run(t, by["mcp__self__pid"], `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := text(res)
+	if _, err := run(t, by["mcp__self__exit"], `{}`); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); m.Servers()[0].State != StateCrashed; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server's end was not noticed: %s", m.Servers()[0].State)
+		}
+	}
+	res, err = run(t, by["mcp__self__pid"], `{}`)
+	if err != nil {
+		t.Fatalf("the call after the server ended: %v", err)
+	}
+	if second := text(res); second == first || second == "" {
+		t.Errorf("the server was not started again: pid %s then %s", first, second)
+	}
+}
+
 func TestStartFailureIsReported(t *testing.T) {
 	m := Open(context.Background(), Options{Servers: []Server{{Name: "gone", Command: "/nonexistent/server"}, {Name: "off", Command: "true", Disabled: true}}, StartTimeout: 5 * time.Second})
 	defer m.Close()

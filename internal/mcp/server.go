@@ -184,8 +184,11 @@ func (s *server) live(ctx context.Context) (*conn, error) {
 	s.mu.Unlock()
 	switch state {
 	case StateConnected:
+		// The session's own end, not only c.dead: the goroutine that closes c.dead may not
+		// have run yet, and a call on an ended session would be reported as ended during it.
 		select {
 		case <-c.dead:
+		case <-c.session.done:
 		default:
 			return c, nil
 		}
