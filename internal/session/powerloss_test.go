@@ -71,7 +71,10 @@ func (l logged) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 	return l.Tool.Run(ctx, c)
 }
 
-func plAgent(t testing.TB, ws string, rec kernel.Recorder, log *runLog) *kernel.Agent {
+// plAgent is the scenario's agent. With early its model calls are send-gated: the session
+// writes each model-call intent without waiting for its fsync (IntendEarly), and a request
+// counts as sent when the call's send gate lets it go, as rein's adapters send.
+func plAgent(t testing.TB, ws string, rec kernel.Recorder, log *runLog, early bool) *kernel.Agent {
 	model, err := script.Parse([]byte(crashScenario), "crash.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -85,10 +88,20 @@ func plAgent(t testing.TB, ws string, rec kernel.Recorder, log *runLog) *kernel.
 		t.Fatal(err)
 	}
 	counted := llm.ModelFunc(func(ctx context.Context, req *llm.Request, emit func(llm.Event)) *llm.Message {
-		log.sent()
-		return model.Stream(ctx, req, emit)
+		if !early {
+			log.sent()
+			return model.Stream(ctx, req, emit)
+		}
+		gated := ctx
+		return model.Stream(llm.WithSendGate(ctx, func() error {
+			if err := llm.AwaitSend(gated); err != nil {
+				return err
+			}
+			log.sent()
+			return nil
+		}), req, emit)
 	})
-	a, err := kernel.New(kernel.Config{Model: counted, Tools: set, Recorder: rec})
+	a, err := kernel.New(kernel.Config{Model: counted, Tools: set, Recorder: rec, SendGated: early})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,6 +178,11 @@ func survivals(sizes []int) [][]ledgertest.Survival {
 // started, and recover: no call whose result survived is run again, no side effect runs twice,
 // and the session resumes to its final answer.
 func TestPowerLossMatrix(t *testing.T) {
+	t.Run("intent fsynced before the request is built", func(t *testing.T) { powerLossMatrix(t, false) })
+	t.Run("request built while the intent is fsynced", func(t *testing.T) { powerLossMatrix(t, true) })
+}
+
+func powerLossMatrix(t *testing.T, early bool) {
 	m := ledgertest.NewMemFS()
 	m.MkdirAll(filepath.Dir(plDir))
 	ws := t.TempDir()
@@ -209,7 +227,7 @@ func TestPowerLossMatrix(t *testing.T) {
 	if err := s.BeginRun(); err != nil {
 		t.Fatal(err)
 	}
-	out, err := plAgent(t, ws, s, log).Run(context.Background(), nil, llm.UserText("log lines"))
+	out, err := plAgent(t, ws, s, log, early).Run(context.Background(), nil, llm.UserText("log lines"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,13 +242,13 @@ func TestPowerLossMatrix(t *testing.T) {
 	}
 	outcomes := map[string]int{}
 	for _, p := range points {
-		outcomes[checkPowerLoss(t, p)]++
+		outcomes[checkPowerLoss(t, p, early)]++
 	}
 	t.Logf("%d crash states: %v", len(points), outcomes)
 }
 
 // checkPowerLoss opens, checks and recovers one crash state.
-func checkPowerLoss(t *testing.T, p crashPoint) string {
+func checkPowerLoss(t *testing.T, p crashPoint, early bool) string {
 	t.Helper()
 	ledgerPath := filepath.Join(plDir, ledger.FileName)
 	before, _ := p.fs.ReadFile(ledgerPath)
@@ -275,7 +293,7 @@ func checkPowerLoss(t *testing.T, p crashPoint) string {
 		t.Fatal(err)
 	}
 	log := &runLog{}
-	agent := plAgent(t, ws, s, log)
+	agent := plAgent(t, ws, s, log, early)
 	if _, err := s.Recover(context.Background(), agent); err != nil {
 		t.Fatalf("%s: recover: %v", p.what, err)
 	}
