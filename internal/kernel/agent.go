@@ -303,54 +303,6 @@ func (r *run) checkBudget() error {
 	return nil
 }
 
-// stream streams one assistant message, its events observed as they come. durable, when not
-// nil, is the wait for the call's intent (written early): it is the call's send gate, and
-// the events the model emits before passing it (its start) are held until it has, so that the
-// intent's session_write comes first, as when the intent is durable before the call. The
-// error is durable's, when the intent did not become durable (nothing was sent then).
-func (r *run) stream(ctx context.Context, turn int, req *llm.Request, durable func() error) (msg *llm.Message, started bool, err error) {
-	cfg := &r.cfg
-	observe := func(ev llm.Event) {
-		if !started && ev.Type != llm.EventDone && ev.Type != llm.EventError {
-			started = true
-			cfg.Observe(Event{Type: EventMessageStart, Turn: turn, Message: &llm.Message{Role: llm.RoleAssistant}})
-		}
-		if ev.Type == llm.EventDone || ev.Type == llm.EventError {
-			return
-		}
-		cfg.Observe(Event{Type: EventMessageUpdate, Turn: turn, LLM: &ev})
-	}
-	passed := durable == nil
-	var held []llm.Event
-	gate := func() error {
-		if passed {
-			return nil
-		}
-		if err := durable(); err != nil {
-			return err
-		}
-		passed = true
-		for _, ev := range held {
-			observe(ev)
-		}
-		held = nil
-		return nil
-	}
-	if !passed {
-		ctx = llm.WithSendGate(ctx, gate)
-	}
-	msg = cfg.Model.Stream(ctx, req, func(ev llm.Event) {
-		if !passed {
-			held = append(held, ev)
-			return
-		}
-		observe(ev)
-	})
-	// An adapter that failed before sending never asked: the intent must still be durable
-	// before its failure is settled.
-	return msg, started, gate()
-}
-
 // modelCall records the intent, streams one assistant message and records its settlement.
 func (r *run) modelCall(turn int) (*llm.Message, error) {
 	cfg := &r.cfg
@@ -370,8 +322,19 @@ func (r *run) modelCall(turn int) (*llm.Message, error) {
 		return nil, err
 	}
 	ctx, recErr := r.attempts(intent.ID)
-	msg, started, err := r.stream(ctx, turn, req, durable)
-	if err != nil {
+	ctx = llm.WithSendGate(ctx, durable)
+	started := false
+	msg := cfg.Model.Stream(ctx, req, func(ev llm.Event) {
+		if !started && ev.Type != llm.EventDone && ev.Type != llm.EventError {
+			started = true
+			cfg.Observe(Event{Type: EventMessageStart, Turn: turn, Message: &llm.Message{Role: llm.RoleAssistant}})
+		}
+		if ev.Type == llm.EventDone || ev.Type == llm.EventError {
+			return
+		}
+		cfg.Observe(Event{Type: EventMessageUpdate, Turn: turn, LLM: &ev})
+	})
+	if err := durable(); err != nil {
 		// The intent did not become durable, so nothing was sent; the recorder's fault ends
 		// the run.
 		return nil, err

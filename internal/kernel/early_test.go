@@ -29,11 +29,9 @@ func (l *earlyLog) IntendEarly(ctx context.Context, in kernel.Intent) (func() er
 	return func() error { <-l.release; return l.err }, nil
 }
 
-// gatedModel answers once its call's send gate lets it, as rein's adapters send: its stream
-// starts (EventStart) before it asks.
+// gatedModel answers once its call's send gate lets it, as rein's adapters send.
 func gatedModel(answered *sync.WaitGroup) llm.Model {
 	return llm.ModelFunc(func(ctx context.Context, _ *llm.Request, emit func(llm.Event)) *llm.Message {
-		emit(llm.Event{Type: llm.EventStart})
 		if err := llm.AwaitSend(ctx); err != nil {
 			return llm.Fail(&llm.Message{}, llm.TransportError(ctx, err))
 		}

@@ -264,11 +264,14 @@ func (r *run) intend(in Intent) error {
 // intendModelCall writes a model-call intent and returns the wait for its durability, which
 // emits the intent's session_write once it holds (on the run's goroutine: the adapter asks it
 // from its Stream, the kernel after). Without [Config].SendGated or an [EarlyRecorder] the
-// intent is durable when it returns, and durable is nil.
+// intent is durable when it returns and the wait is nil at once.
 func (r *run) intendModelCall(in Intent) (durable func() error, err error) {
 	early, ok := r.cfg.Recorder.(EarlyRecorder)
 	if !r.cfg.SendGated || !ok {
-		return nil, r.intend(in)
+		if err := r.intend(in); err != nil {
+			return nil, err
+		}
+		return func() error { return nil }, nil
 	}
 	wait, err := early.IntendEarly(r.ctx, in)
 	if err != nil {
