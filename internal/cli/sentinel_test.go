@@ -37,7 +37,6 @@ var internalSentinels = map[string]string{
 	"tool/grep.ErrPattern":         "a bad search pattern becomes a tool result the model sees, never an exit",
 	"run/contract.ErrRefused":      "a refused stage contract becomes a tool result the stage's model sees and corrects",
 	"strictjson.ErrTooLarge":       "callers wrap it in their own condition (configuration, usage, a tool result)",
-	"llm.ErrNotSent":               "a refused send gate becomes the model call's failed message; the run ends with the recorder's error that refused it",
 	"session.ErrInvalidRecord":     "a record the session refuses to write breaks its rules: a bug in rein, and nothing of it reached the ledger",
 	"contextpack.ErrPrefixMissing": "rein builds every stage request with the prefix its context hook cuts at; a request without it is a bug in rein, refused before anything is sent",
 }

@@ -15,11 +15,7 @@ type Config struct {
 	Model    llm.Model
 	Tools    *tool.Set
 	Recorder Recorder
-	// SendGated says that Model asks the call's send gate ([llm.AwaitSend]) before its request
-	// leaves the process (every adapter of llm does): model-call intents are then written with
-	// the Recorder's [EarlyRecorder] capability, where it has one.
-	SendGated bool
-	System    string
+	System   string
 	// MaxTokens and Thinking are passed on to every model request.
 	MaxTokens int
 	Thinking  llm.ThinkingLevel
@@ -314,15 +310,13 @@ func (r *run) modelCall(turn int) (*llm.Message, error) {
 	}
 	msgID := cfg.NewID()
 	intent := Intent{ID: cfg.NewID(), Kind: IntentModelCall, Turn: turn, Reserved: []string{msgID}}
-	durable, err := r.intendModelCall(intent)
-	if err != nil {
+	if err := r.intend(intent); err != nil {
 		if gu, ok := errors.AsType[*GaveUpError](err); ok {
 			return nil, &ModelError{Turn: turn, Err: gu.ModelError()}
 		}
 		return nil, err
 	}
 	ctx, recErr := r.attempts(intent.ID)
-	ctx = llm.WithSendGate(ctx, durable)
 	started := false
 	msg := cfg.Model.Stream(ctx, req, func(ev llm.Event) {
 		if !started && ev.Type != llm.EventDone && ev.Type != llm.EventError {
@@ -334,11 +328,6 @@ func (r *run) modelCall(turn int) (*llm.Message, error) {
 		}
 		cfg.Observe(Event{Type: EventMessageUpdate, Turn: turn, LLM: &ev})
 	})
-	if err := durable(); err != nil {
-		// The intent did not become durable, so nothing was sent; the recorder's fault ends
-		// the run.
-		return nil, err
-	}
 	if *recErr != nil {
 		// A retry could not be recorded, so it was not sent; the recorder's fault ends the run.
 		return nil, &RecordError{Err: *recErr}

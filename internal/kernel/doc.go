@@ -11,10 +11,7 @@
 //     its first attempt, and, when the Recorder is an [AttemptRecorder], an attempt record for
 //     each retry the model's retry decorator makes ([llm.WithAttempts]). Such a recorder numbers
 //     attempts over processes; a call it reports given up ([GaveUpError]) is not sent and the
-//     run ends with a *[ModelError]. With [Config].SendGated and an [EarlyRecorder] the
-//     request is built while the intent becomes durable: the model gets the wait for it as its
-//     send gate ([llm.WithSendGate]) and sends nothing before it returns nil; the intent's
-//     session_write is emitted then, and a failed wait ends the run with a *[RecordError].
+//     run ends with a *[ModelError].
 //   - Every tool call of an assistant message gets exactly one result, in source order, whatever
 //     happens: unknown tool, invalid arguments, a message cut by the output token limit (whose
 //     calls are never executed), a tool error or panic, or cancellation.

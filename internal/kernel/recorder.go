@@ -94,20 +94,6 @@ func (m *Memory) Head() (int64, string) {
 	return int64(len(m.records)), ""
 }
 
-// EarlyRecorder is an optional capability of the Config's Recorder itself (not looked up
-// through wrappers: a wrapper that does not implement it keeps its calls synchronous). With
-// [Config].SendGated the kernel writes a model-call intent with IntendEarly, builds the request
-// while the intent becomes durable, and lets the request leave only once durable has returned
-// nil ([llm.WithSendGate]): the effect still waits for a durable intent; its preparation does
-// not.
-type EarlyRecorder interface {
-	// IntendEarly writes the intent as Intend does and returns without waiting for it to be
-	// durable. durable waits for that, as often as it is called, with the same answer: nil,
-	// or the error that faults the recorder (nothing may be sent then). An error from
-	// IntendEarly itself is Intend's (a *GaveUpError included): nothing was written.
-	IntendEarly(ctx context.Context, in Intent) (durable func() error, err error)
-}
-
 // AttemptRecorder is an optional capability of a [Recorder] (looked up through Unwrap()
 // Recorder like [Positioner]): it numbers the attempts of a model call durably, across the
 // retries of one process and across processes (a session ledger). The kernel hands it to the

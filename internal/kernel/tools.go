@@ -261,36 +261,6 @@ func (r *run) intend(in Intent) error {
 	return nil
 }
 
-// intendModelCall writes a model-call intent and returns the wait for its durability, which
-// emits the intent's session_write once it holds (on the run's goroutine: the adapter asks it
-// from its Stream, the kernel after). Without [Config].SendGated or an [EarlyRecorder] the
-// intent is durable when it returns and the wait is nil at once.
-func (r *run) intendModelCall(in Intent) (durable func() error, err error) {
-	early, ok := r.cfg.Recorder.(EarlyRecorder)
-	if !r.cfg.SendGated || !ok {
-		if err := r.intend(in); err != nil {
-			return nil, err
-		}
-		return func() error { return nil }, nil
-	}
-	wait, err := early.IntendEarly(r.ctx, in)
-	if err != nil {
-		return nil, &RecordError{Err: err}
-	}
-	var once sync.Once
-	var werr error
-	return func() error {
-		once.Do(func() {
-			if werr = wait(); werr != nil {
-				werr = &RecordError{Err: werr}
-				return
-			}
-			r.written(Write{Kind: WriteIntent, Intent: in.ID, IntentKind: in.Kind})
-		})
-		return werr
-	}, nil
-}
-
 func (r *run) settle(s Settlement) error {
 	now := r.cfg.Now().UnixMilli()
 	for i := range s.Entries {

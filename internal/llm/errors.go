@@ -69,9 +69,6 @@ func TransportError(ctx context.Context, err error) *Error {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return &Error{Kind: KindAborted, Message: "request aborted"}
 	}
-	if errors.Is(err, ErrNotSent) { // its send gate refused: nothing to retry
-		return &Error{Kind: KindAborted, Message: err.Error()}
-	}
 	return &Error{Kind: KindNetwork, Message: err.Error(), Retryable: true}
 }
 

@@ -11,9 +11,8 @@
 //
 // Durability. [Session] implements kernel.Recorder. Before an effect (a model call, a tool
 // run) the kernel records an intent naming the entry ids its result will use; the intent
-// record is fsynced before Intend returns (IntendEarly, for a model call whose request is
-// built meanwhile, returns once it is written and hands back the wait for its fsync). The
-// result is then recorded as an entry with exactly a reserved id; it rides on the next fsync (group commit): the next intent's, the
+// record is fsynced before Intend returns. The result is then recorded as an entry with
+// exactly a reserved id; it rides on the next fsync (group commit): the next intent's, the
 // run's end (EndRun), Sync or Close — two fsyncs per tool turn (the tool's intent, the next
 // model call's) instead of four. Nothing outside the process acts on a result before one of
 // those, so a result is durable before anything depends on it, or a power loss drops it with
@@ -21,8 +20,7 @@
 // The run start and facts deferred to a turn boundary ride the same way; facts set outside a
 // run are fsynced. An entry id reserved by one intent can be materialized once, by that intent
 // only; anything else found on open is corruption. TestPowerLossMatrix checks this over every
-// state a power loss can leave in a multi-turn session, with the intents fsynced before the
-// requests are built and with the requests built while they are.
+// state a power loss can leave in a multi-turn session.
 //
 // Checked writes. Every write checks its records before a byte is written, with the same
 // rules Open applies (one implementation, the reducer's apply, run on each record as the ledger

@@ -71,10 +71,7 @@ func (l logged) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 	return l.Tool.Run(ctx, c)
 }
 
-// plAgent is the scenario's agent. With early its model calls are send-gated: the session
-// writes each model-call intent without waiting for its fsync (IntendEarly), and a request
-// counts as sent when the call's send gate lets it go, as rein's adapters send.
-func plAgent(t testing.TB, ws string, rec kernel.Recorder, log *runLog, early bool) *kernel.Agent {
+func plAgent(t testing.TB, ws string, rec kernel.Recorder, log *runLog) *kernel.Agent {
 	model, err := script.Parse([]byte(crashScenario), "crash.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -88,20 +85,10 @@ func plAgent(t testing.TB, ws string, rec kernel.Recorder, log *runLog, early bo
 		t.Fatal(err)
 	}
 	counted := llm.ModelFunc(func(ctx context.Context, req *llm.Request, emit func(llm.Event)) *llm.Message {
-		if !early {
-			log.sent()
-			return model.Stream(ctx, req, emit)
-		}
-		gated := ctx
-		return model.Stream(llm.WithSendGate(ctx, func() error {
-			if err := llm.AwaitSend(gated); err != nil {
-				return err
-			}
-			log.sent()
-			return nil
-		}), req, emit)
+		log.sent()
+		return model.Stream(ctx, req, emit)
 	})
-	a, err := kernel.New(kernel.Config{Model: counted, Tools: set, Recorder: rec, SendGated: early})
+	a, err := kernel.New(kernel.Config{Model: counted, Tools: set, Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,11 +165,6 @@ func survivals(sizes []int) [][]ledgertest.Survival {
 // started, and recover: no call whose result survived is run again, no side effect runs twice,
 // and the session resumes to its final answer.
 func TestPowerLossMatrix(t *testing.T) {
-	t.Run("intent fsynced before the request is built", func(t *testing.T) { powerLossMatrix(t, false) })
-	t.Run("request built while the intent is fsynced", func(t *testing.T) { powerLossMatrix(t, true) })
-}
-
-func powerLossMatrix(t *testing.T, early bool) {
 	m := ledgertest.NewMemFS()
 	m.MkdirAll(filepath.Dir(plDir))
 	ws := t.TempDir()
@@ -227,7 +209,7 @@ func powerLossMatrix(t *testing.T, early bool) {
 	if err := s.BeginRun(); err != nil {
 		t.Fatal(err)
 	}
-	out, err := plAgent(t, ws, s, log, early).Run(context.Background(), nil, llm.UserText("log lines"))
+	out, err := plAgent(t, ws, s, log).Run(context.Background(), nil, llm.UserText("log lines"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,13 +224,13 @@ func powerLossMatrix(t *testing.T, early bool) {
 	}
 	outcomes := map[string]int{}
 	for _, p := range points {
-		outcomes[checkPowerLoss(t, p, early)]++
+		outcomes[checkPowerLoss(t, p)]++
 	}
 	t.Logf("%d crash states: %v", len(points), outcomes)
 }
 
 // checkPowerLoss opens, checks and recovers one crash state.
-func checkPowerLoss(t *testing.T, p crashPoint, early bool) string {
+func checkPowerLoss(t *testing.T, p crashPoint) string {
 	t.Helper()
 	ledgerPath := filepath.Join(plDir, ledger.FileName)
 	before, _ := p.fs.ReadFile(ledgerPath)
@@ -293,7 +275,7 @@ func checkPowerLoss(t *testing.T, p crashPoint, early bool) string {
 		t.Fatal(err)
 	}
 	log := &runLog{}
-	agent := plAgent(t, ws, s, log, early)
+	agent := plAgent(t, ws, s, log)
 	if _, err := s.Recover(context.Background(), agent); err != nil {
 		t.Fatalf("%s: recover: %v", p.what, err)
 	}

@@ -356,28 +356,6 @@ func (s *Session) Fact(key string) string {
 // call's first attempt, Options.Retry for a new call. When the call has used that policy's
 // attempts, nothing is written and the error is a *kernel.GaveUpError.
 func (s *Session) Intend(_ context.Context, in kernel.Intent) error {
-	return s.intend(in, false)
-}
-
-// IntendEarly implements kernel.EarlyRecorder: Intend with the intent written, not yet
-// fsynced, when it returns; the fsync (the ledger's Sync: the intent and everything written
-// before it) runs at once in its own goroutine, and durable waits for it. Other writes wait
-// for it on the ledger's lock meanwhile.
-func (s *Session) IntendEarly(_ context.Context, in kernel.Intent) (durable func() error, err error) {
-	if err := s.intend(in, true); err != nil {
-		return nil, err
-	}
-	done := make(chan error, 1)
-	go func() { done <- s.l.Sync() }()
-	var once sync.Once
-	var serr error
-	return func() error {
-		once.Do(func() { serr = <-done })
-		return serr
-	}, nil
-}
-
-func (s *Session) intend(in kernel.Intent, early bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := intentBody{Lane: s.lane, Kind: in.Kind, Turn: in.Turn, Reserved: in.Reserved, Call: in.Call, Index: in.Index, Replay: in.Replay}
@@ -407,7 +385,7 @@ func (s *Session) intend(in kernel.Intent, early bool) error {
 		b.Attempt = l.Attempts + 1
 		b.Retry = &RetryPolicy{MaxAttempts: limit}
 	}
-	return s.append(ledger.Entry{Kind: KindIntent, ID: in.ID, Body: b, NoSync: early})
+	return s.append(ledger.Entry{Kind: KindIntent, ID: in.ID, Body: b})
 }
 
 // Attempt implements kernel.AttemptRecorder for the open model-call intent: try 1 is the

@@ -412,14 +412,11 @@ func buildRest(o Options, rt *Runtime, model llm.Model, info llm.ModelInfo, poli
 		MaxTokens: info.MaxOutput, Tools: rt.Tools.Names(), BaseURL: cmp.Or(o.BaseURL, info.BaseURL)})
 	model, rec = inst.Model(model), inst.Recorder(rec)
 	agent, err := kernel.New(kernel.Config{
-		Model:    model,
-		Tools:    rt.Tools,
-		Gate:     &skillGate{rt: rt, next: &permissionGate{policy: pol, confirm: confirm, approve: approve, then: o.Gate, mode: pr.mode, modeFrom: pr.modeFrom}},
-		Hooks:    agentHooks,
-		Recorder: rec,
-		// rein's adapters ask the call's send gate before a request leaves; a given adapter
-		// may not, so its calls wait for a durable intent before they start.
-		SendGated:      o.Adapter == nil,
+		Model:          model,
+		Tools:          rt.Tools,
+		Gate:           &skillGate{rt: rt, next: &permissionGate{policy: pol, confirm: confirm, approve: approve, then: o.Gate, mode: pr.mode, modeFrom: pr.modeFrom}},
+		Hooks:          agentHooks,
+		Recorder:       rec,
 		System:         rt.System.Prompt,
 		MaxTurns:       o.MaxTurns,
 		MaxCost:        o.MaxCost,

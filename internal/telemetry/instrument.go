@@ -285,43 +285,8 @@ func (r *recorder) Settle(ctx context.Context, st kernel.Settlement) error {
 	return err
 }
 
-// IntendEarly implements kernel.EarlyRecorder when the recorder it decorates does (Intend's
-// synchronous write otherwise): the rein.session.write span lasts until the intent is durable.
-func (r *recorder) IntendEarly(ctx context.Context, it kernel.Intent) (func() error, error) {
-	early, ok := r.rec.(kernel.EarlyRecorder)
-	if !ok {
-		if err := r.Intend(ctx, it); err != nil {
-			return nil, err
-		}
-		return func() error { return nil }, nil
-	}
-	s := r.in.intend(it)
-	w := r.startWrite(s.span, WriteIntent, 1, it.ID, "")
-	durable, err := early.IntendEarly(ctx, it)
-	if err != nil {
-		r.endWrite(w, err)
-		return nil, err
-	}
-	var once sync.Once
-	var derr error
-	return func() error {
-		once.Do(func() {
-			derr = durable()
-			r.endWrite(w, derr)
-		})
-		return derr
-	}, nil
-}
-
 // write runs one write of the recorder inside a rein.session.write span.
 func (r *recorder) write(parent *span, kind string, items int, intent, entry string, do func() error) error {
-	w := r.startWrite(parent, kind, items, intent, entry)
-	err := do()
-	r.endWrite(w, err)
-	return err
-}
-
-func (r *recorder) startWrite(parent *span, kind string, items int, intent, entry string) *span {
 	w := r.in.t.start(parent, SpanSessionWrite, KindInternal, constant(AttrWriteKind, kind), count(AttrWriteItems, items))
 	if intent != "" {
 		w.set(ident(AttrIntentID, intent))
@@ -329,11 +294,7 @@ func (r *recorder) startWrite(parent *span, kind string, items int, intent, entr
 	if entry != "" {
 		w.set(ident(AttrEntryID, entry))
 	}
-	return w
-}
-
-// endWrite ends a write's span: failed, or with the ledger's seq after it.
-func (r *recorder) endWrite(w *span, err error) {
+	err := do()
 	if err != nil {
 		w.fail(OutcomeFailed)
 	} else if r.head != nil {
@@ -344,6 +305,7 @@ func (r *recorder) endWrite(w *span, err error) {
 		r.in.mu.Unlock()
 	}
 	w.end()
+	return err
 }
 
 // intend opens the step of an intent (and the checkpoint of a compaction).

@@ -183,10 +183,6 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request, emit func(llm.Even
 	if err := ctx.Err(); err != nil {
 		return s.fail(llm.TransportError(ctx, err))
 	}
-	// Answering is this model's effect: not before the call's send gate says so.
-	if err := llm.AwaitSend(ctx); err != nil {
-		return s.fail(llm.TransportError(ctx, err))
-	}
 	if m.sc == nil {
 		return s.fail(&llm.Error{Kind: llm.KindInvalid, Message: "script: the model has no scenario (build it with Load or Parse)"})
 	}

@@ -481,19 +481,3 @@ dialogs:
 		t.Fatalf("second step args = %s", got)
 	}
 }
-
-// The scripted answer is this model's effect: it waits for the call's send gate, and a
-// refusal answers nothing.
-func TestSendGate(t *testing.T) {
-	m := parse(t, "version: 1\nturns: [{text: hi}]\n")
-	req := &llm.Request{Messages: []llm.Message{llm.UserText("hello")}}
-	asked := 0
-	msg := m.Stream(llm.WithSendGate(t.Context(), func() error { asked++; return nil }), req, nil)
-	if asked != 1 || msg.Text() != "hi" {
-		t.Errorf("gate asked %d times, answer %q", asked, msg.Text())
-	}
-	msg = m.Stream(llm.WithSendGate(t.Context(), func() error { return context.DeadlineExceeded }), req, nil)
-	if msg.Text() != "" || msg.StopReason != llm.StopAborted || msg.Err == nil || msg.Err.Retryable {
-		t.Errorf("refused gate: %q, stop %s, error %+v", msg.Text(), msg.StopReason, msg.Err)
-	}
-}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/llm/watchdog"
 )
 
@@ -57,7 +56,7 @@ func (c *Client) URL(path string) string {
 
 // Post sends a JSON body of n bytes, read from the readers getBody returns (net/http asks for
 // a second one when it resends a request on a fresh connection), to path under the watch of
-// x — once the send gate of ctx agrees ([llm.AwaitSend]; its refusal is the error) — and returns the response of a status below 400; its body must be closed. An error is the
+// x, and returns the response of a status below 400; its body must be closed. An error is the
 // transport's, x's, or an [*HTTPError].
 func (c *Client) Post(ctx context.Context, path string, n int64, getBody func() (io.ReadCloser, error), x *watchdog.Exchange) (*http.Response, error) {
 	body, err := getBody()
@@ -77,12 +76,6 @@ func (c *Client) Post(ctx context.Context, path string, n int64, getBody func() 
 	h.Set("User-Agent", userAgent)
 	for k, vs := range c.header {
 		h[k] = vs
-	}
-	// The request is built; nothing of it leaves before its send gate says so (the kernel's
-	// model-call intent is durable).
-	if err := llm.AwaitSend(ctx); err != nil {
-		_ = body.Close()
-		return nil, err
 	}
 	res, err := x.Middleware(req, c.hc.Do)
 	if err != nil {
