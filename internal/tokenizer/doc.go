@@ -7,10 +7,11 @@
 //
 // The vocabularies are data embedded in the binary (o200k_base.bpe, cl100k_base.bpe: each
 // token's bytes in rank order, every one preceded by its length as a uvarint) and are read on
-// the first use of their encoding, never at package load. TestVocabularies rewrites them with
-// -update from the reference implementation this package is tested against, and otherwise
-// checks that every token and rank agrees with it; TestAgreesWithTheReference compares token
-// ids over a corpus of code, prose, scripts and edge cases.
+// the first use of their encoding, never at package load. testdata/generate.cjs writes them
+// from the reference implementation this package is tested against, together with
+// testdata/reference.jsonl: the reference's token count and id hash for each text of a corpus
+// of code, prose, scripts, random runs of the characters the split rules tell apart and edge
+// cases, which TestAgreesWithTheReference matches in both encodings.
 //
 // An [Encoding] is safe for concurrent use.
 package tokenizer
