@@ -51,12 +51,12 @@ func usesO200k(model string) bool {
 	return false
 }
 
-// tiktoken is an OpenAI encoding; its vocabulary is read on its first use.
-type tiktoken struct{ enc *tokenizer.Encoding }
+// openAIEncoding estimates with an OpenAI encoding; its vocabulary is read on its first use.
+type openAIEncoding struct{ enc *tokenizer.Encoding }
 
-func o200k() Estimator  { return tiktoken{tokenizer.O200kBase()} }
-func cl100k() Estimator { return tiktoken{tokenizer.Cl100kBase()} }
+func o200k() Estimator  { return openAIEncoding{tokenizer.O200kBase()} }
+func cl100k() Estimator { return openAIEncoding{tokenizer.Cl100kBase()} }
 
-func (t tiktoken) Tokens(text string) int { return t.enc.Count(text) }
+func (o openAIEncoding) Tokens(text string) int { return o.enc.Count(text) }
 
-func (t tiktoken) Name() string { return t.enc.Name() }
+func (o openAIEncoding) Name() string { return o.enc.Name() }
