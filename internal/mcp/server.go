@@ -49,7 +49,7 @@ type conn struct {
 	session *session
 	proc    *proc.Process // nil for HTTP
 	stderr  *proc.Tail
-	dead    chan struct{} // closed when the session ended
+	dead    chan struct{} // closed once the session ended and the server's state says so
 }
 
 // connect starts (stdio) or reaches (HTTP) the server, initializes the session and lists its
@@ -75,12 +75,12 @@ func (s *server) connect(ctx context.Context) error {
 	s.mu.Unlock()
 	go func() {
 		why := c.session.wait()
-		close(c.dead)
 		s.mu.Lock()
 		if s.conn == c && s.state == StateConnected {
 			s.state, s.err = StateCrashed, s.describe(c, why)
 		}
 		s.mu.Unlock()
+		close(c.dead)
 	}()
 	return nil
 }
@@ -184,10 +184,9 @@ func (s *server) live(ctx context.Context) (*conn, error) {
 	s.mu.Unlock()
 	switch state {
 	case StateConnected:
-		// The session's own end, not only c.dead: the goroutine that closes c.dead may not
-		// have run yet, and a call on an ended session would be reported as ended during it.
+		// The session's own end decides, not c.dead, which follows once the state is
+		// updated: a call on an ended session would be reported as ended during it.
 		select {
-		case <-c.dead:
 		case <-c.session.done:
 		default:
 			return c, nil
