@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -332,6 +333,74 @@ func parseLine(line []byte) (Record, *lineError) {
 	return r, nil
 }
 
+// decodeHeader decodes a header body as strictjson.Unmarshal would into a Header (every key the
+// exact name of a field, each value of the field's type, null leaving a field as it is) by
+// reading the members the strict parser shows: a new ledger's first record is checked as it is
+// written, and decoding it by reflection cost more than the rest of Create together.
+func decodeHeader(body []byte, h *Header) error {
+	var bad error
+	fail := func(format string, args ...any) {
+		if bad == nil {
+			bad = fmt.Errorf(format, args...)
+		}
+	}
+	err := strictjson.CheckMembers(body, func(rawKey, value []byte) {
+		key, _ := stringMember(rawKey)
+		if string(value) == "null" {
+			if !slices.Contains(headerKeys, key) {
+				fail("unknown field %q in the header", key)
+			}
+			return
+		}
+		switch key {
+		case "type":
+			t, ok := stringMember(value)
+			if !ok {
+				fail("header type is not a string")
+			}
+			h.Type = Type(t)
+		case "id":
+			id, ok := stringMember(value)
+			if !ok {
+				fail("header id is not a string")
+			}
+			h.ID = id
+		case "format":
+			n, ok := intMember(value)
+			if !ok {
+				fail("header format is not a non-negative integer")
+			}
+			h.Format = int(n)
+		case "bindings":
+			h.Bindings = map[string]string{}
+			if value[0] != '{' {
+				fail("header bindings is not an object")
+				return
+			}
+			_ = strictjson.CheckMembers(value, func(rawName, v []byte) {
+				name, _ := stringMember(rawName)
+				b, ok := stringMember(v)
+				if !ok {
+					fail("header binding %q is not a string", name)
+				}
+				h.Bindings[name] = b
+			})
+		default:
+			fail("unknown field %q in the header", key)
+		}
+	})
+	switch {
+	case err != nil:
+		return err
+	case len(body) == 0 || body[0] != '{':
+		return errors.New("the header body is not an object")
+	}
+	return bad
+}
+
+// headerKeys are the JSON names of Header's fields.
+var headerKeys = []string{"type", "id", "format", "bindings"}
+
 // intMember reads a member that must be a non-negative integer written plainly (no sign,
 // fraction, exponent or leading zero).
 func intMember(raw []byte) (int64, bool) {
@@ -506,7 +575,7 @@ func parseHeader(r Record) (Header, error) {
 	if r.ParentID != "" {
 		return h, errors.New("the header has a parentId")
 	}
-	if err := strictjson.Unmarshal(r.Body, &h); err != nil {
+	if err := decodeHeader(r.Body, &h); err != nil {
 		return h, err
 	}
 	if !ValidKind(string(h.Type)) {
