@@ -2,12 +2,14 @@ package ledger
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"iter"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -56,11 +58,23 @@ func (o Options) newID() string {
 	if o.NewID != nil {
 		return o.NewID()
 	}
-	id, err := uuid.NewV7()
-	if err != nil {
-		return uuid.NewString()
-	}
+	id, _ := uuid.NewV7FromReader(runtimeRand{}) // runtimeRand never fails
 	return id.String()
+}
+
+// runtimeRand reads the runtime's generator (ChaCha8, seeded from the operating system's
+// entropy at process start): a record id must be unique, never secret, and the first
+// crypto/rand read of a process (mapping and seeding the kernel's random state, ~60 µs) would
+// fall on a new session's path to its first model request.
+type runtimeRand struct{}
+
+func (runtimeRand) Read(p []byte) (int, error) {
+	for i := 0; i < len(p); i += 8 {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], rand.Uint64())
+		copy(p[i:], b[:])
+	}
+	return len(p), nil
 }
 
 // Report is what opening or verifying found.
