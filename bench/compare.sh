@@ -2,7 +2,7 @@
 # bench/compare.sh: rein, the newest pi (@earendil-works/pi-coding-agent), pi 0.73.1
 # (@mariozechner/pi-coding-agent, its last release under the old name) and Codex (@openai/codex)
 # side by side on a scripted mock LLM, interleaved run by run (the order rotates every
-# repetition), with the floor client (benchtool floor) and rein --no-session in the same run, an
+# repetition), with the floor client (bench/cmd/floor) and rein --no-session in the same run, an
 # fsync probe every repetition, and the delivery-run byte figures (bench/runbytes); writes
 # bench/REPORT.md and bench/gap.svg. See the README's Benchmarks section. Not part of CI: it
 # downloads the three packages (and Node 22 where the machine's Node is older than 22.19).
@@ -69,8 +69,11 @@ say "== building rein (the release build) and the bench tools"
 mkdir -p "$WORK/bin"
 CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$WORK/bin/rein" ./cmd/rein
 go build -o "$WORK/bin/benchtool" ./bench/cmd/benchtool
+# The floor client is built as rein is: a release build of a program linking only what it uses.
+CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$WORK/bin/floor" ./bench/cmd/floor
 REIN=$WORK/bin/rein
 BT=$WORK/bin/benchtool
+FLOOR=$WORK/bin/floor
 
 PORT=$("$BT" freeport)
 ADDR=127.0.0.1:$PORT
@@ -135,9 +138,9 @@ harness_cmd() {
   pi) echo "$PI" --provider mock --model mock -p ;;
   pi073) echo "$PI073" --provider mock --model mock -p ;;
   codex) echo "$CODEX" exec --skip-git-repo-check ;;
-  floor-k0) echo "$BT" floor --base "$BASE" --k 0 -p ;;
-  floor-k2) echo "$BT" floor --base "$BASE" --k 2 --durable-start -p ;;
-  floor-k4) echo "$BT" floor --base "$BASE" --k 4 --durable-start -p ;;
+  floor-k0) echo "$FLOOR" --base "$BASE" --k 0 -p ;;
+  floor-k2) echo "$FLOOR" --base "$BASE" --k 2 --durable-start -p ;;
+  floor-k4) echo "$FLOOR" --base "$BASE" --k 4 --durable-start -p ;;
   esac
 }
 

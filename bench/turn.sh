@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/turn.sh: the per-turn gap of rein against the physical floor, in the same run (issue
-# 19). Interleaves, REPS times: the floor client (benchtool floor) with K=0 and K=4 fsynced
+# 19). Interleaves, REPS times: the floor client (bench/cmd/floor) with K=0 and K=4 fsynced
 # appends per turn, and each rein binary given, durable and --no-session, on the 50-turn read
 # loop (and, with LONG=1, the 500-turn loop). Prints one line per run: scenario, harness, rep,
 # median gap, gap at turns 1–50 and 451–500 (ms). Not part of CI.
@@ -14,7 +14,9 @@ REPS=${REPS:-5}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rein-turn.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 go build -o "$WORK/benchtool" ./bench/cmd/benchtool
+CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$WORK/floor" ./bench/cmd/floor
 BT=$WORK/benchtool
+FLOOR=$WORK/floor
 ADDR=127.0.0.1:$("$BT" freeport)
 BASE=http://$ADDR/v1
 
@@ -39,8 +41,8 @@ one() { # SCENARIO SCRIPT FILES HARNESS REP CMD...
 }
 
 scenario() { # SCENARIO SCRIPT FILES REP
-  one "$1" "$2" "$3" floor-k0 "$4" "$BT" floor --base "$BASE" --k 0
-  one "$1" "$2" "$3" floor-k4 "$4" "$BT" floor --base "$BASE" --k 4
+  one "$1" "$2" "$3" floor-k0 "$4" "$FLOOR" --base "$BASE" --k 0
+  one "$1" "$2" "$3" floor-k4 "$4" "$FLOOR" --base "$BASE" --k 4
   for nb in "${BINS[@]}"; do
     local n=${nb%%=*} b=${nb#*=}
     one "$1" "$2" "$3" "$n" "$4" "$b" --provider openai-compat --base-url "$BASE" --model mock -p "Work through the task step by step."

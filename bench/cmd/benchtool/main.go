@@ -1,4 +1,5 @@
-// Command benchtool is the measuring half of bench/compare.sh.
+// Command benchtool is the measuring half of bench/compare.sh (the floor client it runs beside
+// the harnesses is bench/cmd/floor, a program of its own).
 //
 //	benchtool freeport
 //	    print a free loopback TCP port
@@ -11,9 +12,6 @@
 //	    holding what the previous turn expected
 //	benchtool fsync [--dir DIR] [--out FSYNC.json]
 //	    measure the latency of appending and fsyncing a line on the file system of DIR
-//	benchtool floor --base http://127.0.0.1:PORT/v1 [--k K] [--journal FILE] [-p PROMPT]
-//	    the physical floor of a harness (see floor.go): run it under `benchtool run` as the
-//	    command; it streams the history, runs the read tool and fsyncs K appends per turn
 //	benchtool gaps --log REQUESTS.jsonl
 //	    print the median gap per turn of one run (all, turns 1–50, turns 451–500)
 //	benchtool report --results DIR --out REPORT.md --svg GAP.svg [--machine FILE]
@@ -46,8 +44,6 @@ func main() {
 		err = fsyncCmd(os.Args[2:])
 	case "gaps":
 		err = gapsCmd(os.Args[2:])
-	case "floor":
-		err = floorCmd(os.Args[2:])
 	case "report":
 		err = reportCmd(os.Args[2:])
 	default:
@@ -60,6 +56,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: benchtool freeport | run … -- CMD ARGS… | check … | fsync … | floor … | report …")
+	fmt.Fprintln(os.Stderr, "usage: benchtool freeport | run … -- CMD ARGS… | check … | fsync … | report …")
 	os.Exit(2)
 }

@@ -61,7 +61,8 @@ func (rp *report) writeFloor(b *strings.Builder) {
 		return
 	}
 	b.WriteString("\n## Against the floor, net of fsync\n\n" +
-		"The floor (`benchtool floor`) is the least a client can do per turn and still be an agent:\n" +
+		"The floor (`bench/cmd/floor`, a release build of a program linking only net/http and\n" +
+		"encoding/json) is the least a client can do per turn and still be an agent:\n" +
 		"stream the whole history (each message encoded once), run the read tool, append K lines of\n" +
 		"~300 bytes and fsync each (K = 0: no durability; K = 2: what rein fsyncs per tool turn, the\n" +
 		"tool's intent and the next model call's; K = 4: what it fsynced before results rode on the\n" +

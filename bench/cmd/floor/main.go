@@ -1,3 +1,18 @@
+// Command floor is the physical floor of a harness on the mock: the least a client can do per
+// turn and still be an agent. It streams each request (the whole history, every message encoded
+// once and kept), reads the tool calls from the stream, runs the read tool (the only one it
+// has), appends K lines of ~300 bytes to a file and fsyncs each (the durable records a
+// harness writes per turn), and sends the next request. Run it under `benchtool run` like a
+// harness, so that its gaps are measured the same way:
+//
+//	benchtool run --script S --addr A --log L --dir WS --out R -- floor --base http://A/v1 --k 4
+//
+// With --durable-start it first does what a durable harness does before its first model
+// request (a new session's directories, one fsynced record): the floor of process start →
+// first request. It is a program of its own, linking only what it uses (net/http,
+// encoding/json), so that its start is the floor of a Go client's too: as a subcommand of
+// benchtool (10 MB, report and SVG code, YAML) its process start → main took 5.1 ms, a
+// program with only net/http 2.9 (bench/NOTES.md).
 package main
 
 import (
@@ -14,18 +29,13 @@ import (
 	"strings"
 )
 
-// floorCmd is the physical floor of a harness on the mock: the least a client can do per turn
-// and still be an agent. It streams each request (the whole history, every message encoded
-// once and kept), reads the tool calls from the stream, runs the read tool (the only one it
-// has), appends K lines of ~300 bytes to a file and fsyncs each (the durable records a
-// harness writes per turn), and sends the next request. Run it under `benchtool run` like a
-// harness, so that its gaps are measured the same way:
-//
-//	benchtool run --script S --addr A --log L --dir WS --out R -- benchtool floor --base http://A/v1 --k 4
-//
-// With --durable-start it first does what a durable harness does before its first model
-// request (a new session's directories, one fsynced record): the floor of process start →
-// first request.
+func main() {
+	if err := floorCmd(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "floor:", err)
+		os.Exit(1)
+	}
+}
+
 func floorCmd(args []string) error {
 	fs := flag.NewFlagSet("floor", flag.ContinueOnError)
 	base := fs.String("base", "", "the mock's API root (…/v1)")
@@ -217,24 +227,4 @@ func (c *floorClient) turn() (string, []floorCall, error) {
 		}
 	}
 	return text.String(), calls, sc.Err()
-}
-
-// gapsCmd prints the median gap per turn of one run's request log: all turns, and turns
-// 1–50 and 451–500 when the run has them.
-//
-//	benchtool gaps --log REQUESTS.jsonl
-func gapsCmd(args []string) error {
-	fs := flag.NewFlagSet("gaps", flag.ContinueOnError)
-	logPath := fs.String("log", "", "mock request log")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	entries, err := readLog(*logPath)
-	if err != nil {
-		return err
-	}
-	r := &run{entries: entries}
-	fmt.Printf("{\"median_ms\": %.3f, \"turns_1_50_ms\": %.3f, \"turns_451_500_ms\": %.3f}\n",
-		median(r.gaps()), sliceGap(r, 1, 50), sliceGap(r, 451, 500))
-	return nil
 }
