@@ -139,7 +139,7 @@ harness_cmd() {
   pi073) echo "$PI073" --provider mock --model mock -p ;;
   codex) echo "$CODEX" exec --skip-git-repo-check ;;
   floor-k0) echo "$FLOOR" --base "$BASE" --k 0 -p ;;
-  floor-k2) echo "$FLOOR" --base "$BASE" --k 2 --durable-start -p ;;
+  floor-k1) echo "$FLOOR" --base "$BASE" --k 1 --durable-start -p ;;
   floor-k4) echo "$FLOOR" --base "$BASE" --k 4 --durable-start -p ;;
   esac
 }
@@ -269,13 +269,13 @@ for rep in $(seq 1 "$REPS"); do
   "$BT" fsync --dir "$WORK" --n 50 --out "$RESULTS/fsync/rep-$rep.json"
   for h in $(order "$rep"); do version "$h" "$rep"; done
   for h in $(order "$rep" rein-nosession); do measure task4 "$h" "$rep" task4.json 0 4; done
-  for h in $(order "$rep" rein-nosession floor-k0 floor-k2 floor-k4); do measure read50 "$h" "$rep" read-loop-50.json 50 51; done
+  for h in $(order "$rep" rein-nosession floor-k0 floor-k1 floor-k4); do measure read50 "$h" "$rep" read-loop-50.json 50 51; done
   for h in $(order "$rep" rein-nosession); do measure bash50 "$h" "$rep" bash-loop-50.json 0 51; done
 done
 for rep in $(seq 1 "$LONG_REPS"); do
   say "== repetition $rep of $LONG_REPS: 500-turn read loop, resume of its session"
   "$BT" fsync --dir "$WORK" --n 50 --out "$RESULTS/fsync/long-$rep.json"
-  for h in $(order "$rep" rein-nosession floor-k0 floor-k2 floor-k4); do measure loop500 "$h" "$rep" read-loop-500.json 500 501; done
+  for h in $(order "$rep" rein-nosession floor-k0 floor-k1 floor-k4); do measure loop500 "$h" "$rep" read-loop-500.json 500 501; done
   for h in $(order "$rep"); do resume "$h" "$rep"; done
 done
 

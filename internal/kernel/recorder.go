@@ -28,6 +28,9 @@ type Intent struct {
 	Call   *llm.ToolCall `json:"call,omitempty"`
 	Index  int           `json:"index,omitempty"`
 	Replay tool.Replay   `json:"replay,omitempty"`
+	// Local: the call is to a tool that is both [tool.Spec].Local and replay-safe; its intent
+	// may become durable with the next fsync (see [Recorder]).
+	Local bool `json:"local,omitempty"`
 }
 
 // Entry is a message with the id it is recorded under.
@@ -49,7 +52,11 @@ type Settlement struct {
 }
 
 // Recorder persists intents and settlements; any error faults the run. An intent must be
-// durable when Intend returns (the effect starts right after). A settlement may become durable
+// durable when Intend returns (the effect starts right after), except a local call's
+// ([Intent].Local: a replay-safe read nobody outside the process sees), which may become
+// durable with the next intent, as a settlement does: a power loss that drops it drops the
+// model's answer that asked for the call too (they ride on the same fsync), and one that keeps
+// it without its result leaves an intent that recovery replays. A settlement may become durable
 // with the next intent, or when the run ends, as long as nothing outside the process acts on it
 // before (a session ledger's group commit); a recorder that loses it in a power loss leaves its
 // intent open, which recovery settles as an effect of unknown outcome.

@@ -94,7 +94,8 @@ func (r *run) toolBatch(turn int, msg *llm.Message, calls []*llm.ToolCall) ([]ll
 			sequential = sequential || p.tool.Spec().Sequential
 		}
 	}
-	// Intents in source order, each durable before its tool can start.
+	// Intents in source order, each durable before its tool can start (a local call's rides on the
+	// next fsync: see Recorder).
 	if err := r.execute(turn, runnable, sequential); err != nil {
 		return nil, err
 	}
@@ -147,7 +148,7 @@ func (r *run) execute(turn int, calls []*pending, sequential bool) error {
 			replay = tool.ReplayNever
 		}
 		p.intent = Intent{ID: cfg.NewID(), Kind: IntentToolCall, Turn: turn, Reserved: []string{cfg.NewID()},
-			Call: p.call, Index: p.index, Replay: replay}
+			Call: p.call, Index: p.index, Replay: replay, Local: p.tool.Spec().Local && replay == tool.ReplaySafe}
 		return r.intend(p.intent)
 	}
 

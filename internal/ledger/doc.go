@@ -68,7 +68,8 @@
 // The invariant the writer keeps, and callers build on:
 //
 //   - every effect is preceded by a durable intent: the intent is appended synced, and the
-//     effect starts only after Append returns;
+//     effect starts only after Append returns (a read nobody outside the process sees is no
+//     effect: a session appends its intent NoSync, as a result);
 //   - a result may be appended NoSync when the next synced record (the next intent, the end of
 //     the run) or a Sync comes before anything outside the process acts on it; it is then
 //     durable before its consumer sees it, or it is lost with everything after it — and a caller

@@ -27,8 +27,9 @@ import (
 
 var longCrash = flag.Bool("session.long", false, "run the long crash matrix (more random kill instants)")
 
-// crashScenario is a multi-turn session with a visible side effect (append, never replayed)
-// and a replay-safe read.
+// crashScenario is a multi-turn session with a visible side effect (append, never replayed),
+// a replay-safe read beside it and a turn of local reads alone (their intents ride on the next
+// model call's fsync).
 const crashScenario = `
 version: 1
 turns:
@@ -40,6 +41,9 @@ turns:
     calls:
       - {name: read, id: r1, args: {path: effects.txt}}
       - {name: append, id: a3, args: {line: three}}
+  - calls:
+      - {name: read, id: r2, args: {path: effects.txt}}
+      - {name: read, id: r3, args: {path: effects.txt, offset: 2}}
   - calls:
       - {name: append, id: a4, args: {line: four}}
   - text: done

@@ -385,7 +385,9 @@ func (s *Session) Intend(_ context.Context, in kernel.Intent) error {
 		b.Attempt = l.Attempts + 1
 		b.Retry = &RetryPolicy{MaxAttempts: limit}
 	}
-	return s.append(ledger.Entry{Kind: KindIntent, ID: in.ID, Body: b})
+	// A local call's intent rides on the next fsync (kernel.Recorder): a read nobody outside the
+	// process sees needs no durable trace before it runs.
+	return s.append(ledger.Entry{Kind: KindIntent, ID: in.ID, Body: b, NoSync: in.Kind == kernel.IntentToolCall && in.Local})
 }
 
 // Attempt implements kernel.AttemptRecorder for the open model-call intent: try 1 is the

@@ -34,6 +34,12 @@ type Spec struct {
 	// time (tools that mutate shared state).
 	Sequential bool
 	Replay     Replay
+	// Local declares that a call has no effect anyone outside rein's process can see: it only
+	// reads regular files, itself or through a child process it runs and waits for (grep's
+	// ripgrep). Such a call's intent need not be durable before it runs: it becomes durable with
+	// the next fsync, with the call's result (see kernel.Recorder). It counts only together with
+	// ReplaySafe. A tool that talks to another process (an MCP server) is never local.
+	Local bool
 }
 
 // Tool is one capability the model can call.

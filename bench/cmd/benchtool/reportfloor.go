@@ -13,10 +13,11 @@ import (
 	"github.com/reinhq/rein/bench/runbytes"
 )
 
-// fsyncsPerTurn is what a harness fsyncs between two model requests of a tool turn: rein the
-// tool's intent and the next model call's intent (the response and the result ride on them),
-// the floor K.
-var fsyncsPerTurn = map[string]float64{"rein": 2, "floor-k2": 2, "floor-k4": 4}
+// fsyncsPerTurn is what a harness fsyncs between two model requests of a turn of the read loops
+// (the only scenarios the floor runs): rein the next model call's intent (a local read's intent,
+// the response and the result ride on it; a tool with effects adds its own intent's), the floor
+// K.
+var fsyncsPerTurn = map[string]float64{"rein": 1, "floor-k1": 1, "floor-k4": 4}
 
 // probeFor names the fsync probe taken in the repetition of a scenario's run.
 func probeFor(scenario, rep string) string {
@@ -64,21 +65,21 @@ func (rp *report) writeFloor(b *strings.Builder) {
 		"The floor (`bench/cmd/floor`, a release build of a program linking only net/http and\n" +
 		"encoding/json) is the least a client can do per turn and still be an agent:\n" +
 		"stream the whole history (each message encoded once), run the read tool, append K lines of\n" +
-		"~300 bytes and fsync each (K = 0: no durability; K = 2: what rein fsyncs per tool turn, the\n" +
-		"tool's intent and the next model call's; K = 4: what it fsynced before results rode on the\n" +
-		"next intent). It ran under `benchtool run` against the same mock in every repetition,\n" +
-		"interleaved with the harnesses. *Paired* rows are the median over repetitions of the\n" +
+		"~300 bytes and fsync each (K = 0: no durability; K = 1: what rein fsyncs per turn of reads, the\n" +
+		"next model call's intent, on which the read's intent and result ride; K = 4: what it fsynced\n" +
+		"before results and reads rode on the next intent). It ran under `benchtool run` against the\n" +
+		"same mock in every repetition, interleaved with the harnesses. *Paired* rows are the median over repetitions of the\n" +
 		"difference within each repetition, which cancels what the machine's load did to both; *net\n" +
-		"of fsync* subtracts the harness's fsyncs per turn (rein 2, the floor K) × the median fsync\n" +
+		"of fsync* subtracts the harness's fsyncs per turn (rein 1, the floor K) × the median fsync\n" +
 		"latency probed in the same repetition from the durable runs' gaps, so a slow disk is not read\n" +
 		"as a regression of rein. A disk's flush costs more after a longer quiet time, and the fsync\n" +
 		"that follows a model's answer waits longer as the history grows (bench/NOTES.md, \"Durable\n" +
-		"growth on disk\"): the growth of rein paired with the K = 2 floor's is rein's own. The K = 2\n" +
+		"growth on disk\"): the growth of rein paired with the K = 1 floor's is rein's own. The K = 1\n" +
 		"and K = 4 floors start durably (`--durable-start`): before the first request they create their\n" +
 		"journal three new directories deep, as rein creates a session, and fsync one record, the file\n" +
 		"and the directories; their process start → first request is the floor of rein's.\n\n")
-	b.WriteString("| gap or start (ms) | floor K = 0 | floor K = 2 | floor K = 4 | rein --no-session | rein (durable) | target (rein) |\n|---|---|---|---|---|---|---|\n")
-	ids := []string{"floor-k0", "floor-k2", "floor-k4", "rein-nosession", "rein"}
+	b.WriteString("| gap or start (ms) | floor K = 0 | floor K = 1 | floor K = 4 | rein --no-session | rein (durable) | target (rein) |\n|---|---|---|---|---|---|---|\n")
+	ids := []string{"floor-k0", "floor-k1", "floor-k4", "rein-nosession", "rein"}
 	row := func(name, scenario string, f func(h string) func(*run) float64, target string) {
 		cells := []string{name}
 		for _, h := range ids {
@@ -108,14 +109,14 @@ func (rp *report) writeFloor(b *strings.Builder) {
 		fmt.Sprintf("≤ 0.3 without a session: %s; ≤ 0.5 with: %s", verdict(ns, 0.3), verdict(dur, 0.5)))
 	g0 := rp.paired("loop500", "rein-nosession", "floor-k0", growthOf)
 	fmt.Fprintf(b, "| 500-turn loop, growth: rein --no-session − floor K = 0, paired | | | | %s | | |\n", cell(g0, 2))
-	g := rp.paired("loop500", "rein", "floor-k2", growthOf)
-	fmt.Fprintf(b, "| 500-turn loop, growth: rein − floor K = 2, paired | | | | | %s | |\n", cell(g, 2))
+	g := rp.paired("loop500", "rein", "floor-k1", growthOf)
+	fmt.Fprintf(b, "| 500-turn loop, growth: rein − floor K = 1, paired | | | | | %s | |\n", cell(g, 2))
 	d := rp.paired("read50", "rein", "floor-k4", gapOf)
 	fmt.Fprintf(b, "| 50-turn read loop: rein − floor K = 4, paired | | | | | %s | ≤ 0.3: %s |\n", cell(d, 2), verdict(d, 0.3))
-	d2 := rp.paired("read50", "rein", "floor-k2", gapOf)
-	fmt.Fprintf(b, "| 50-turn read loop: rein − floor K = 2, paired | | | | | %s | |\n", cell(d2, 2))
-	s2 := rp.paired("read50", "rein", "floor-k2", firstReqOf)
-	fmt.Fprintf(b, "| process start → first model request: rein − floor K = 2 (durable start), paired | | | | | %s | |\n", cell(s2, 2))
+	d2 := rp.paired("read50", "rein", "floor-k1", gapOf)
+	fmt.Fprintf(b, "| 50-turn read loop: rein − floor K = 1, paired | | | | | %s | |\n", cell(d2, 2))
+	s2 := rp.paired("read50", "rein", "floor-k1", firstReqOf)
+	fmt.Fprintf(b, "| process start → first model request: rein − floor K = 1 (durable start), paired | | | | | %s | |\n", cell(s2, 2))
 	s0 := rp.paired("read50", "rein-nosession", "floor-k0", firstReqOf)
 	fmt.Fprintf(b, "| process start → first model request: rein --no-session − floor K = 0, paired | | | | %s | | |\n", cell(s0, 2))
 	n := rp.paired("read50", "rein-nosession", "floor-k0", gapOf)

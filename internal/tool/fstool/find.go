@@ -70,6 +70,7 @@ func (t *findTool) Spec() tool.Spec {
 		Brief:   "Find files below path by glob ('*.go': names at any depth; 'cmd/**/main.go': paths); at most limit (" + defaultFindLimitText + ").",
 		Schema:  json.RawMessage(findSchema),
 		Replay:  tool.ReplaySafe,
+		Local:   true,
 	}
 }
 

@@ -53,6 +53,7 @@ func (t *lsTool) Spec() tool.Spec {
 		Brief:   "List a directory (default: the root); directories end in '/'; at most limit (" + defaultLsLimitText + ") entries.",
 		Schema:  json.RawMessage(lsSchema),
 		Replay:  tool.ReplaySafe,
+		Local:   true,
 	}
 }
 

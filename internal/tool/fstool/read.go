@@ -62,6 +62,7 @@ func (t *readTool) Spec() tool.Spec {
 		Brief:   "Read a file: text (at most " + tool.MaxLinesText + " lines or " + tool.MaxBytesText + " a call; offset: first line, 1-based; limit: lines) or an image.",
 		Schema:  json.RawMessage(readSchema),
 		Replay:  tool.ReplaySafe,
+		Local:   true,
 	}
 }
 

@@ -89,6 +89,7 @@ func (g *Grep) Spec() tool.Spec {
 			"glob filters names ('*.go') or paths ('src/**/*.ts'; '!' excludes); context: lines around; at most limit (" + defaultLimitText + ") matches.",
 		Schema: json.RawMessage(schema),
 		Replay: tool.ReplaySafe,
+		Local:  true,
 	}
 }
 
