@@ -339,16 +339,16 @@ func parseLine(line []byte) (Record, *lineError) {
 // written, and decoding it by reflection cost more than the rest of Create together.
 func decodeHeader(body []byte, h *Header) error {
 	var bad error
-	fail := func(format string, args ...any) {
+	fail := func(err error) {
 		if bad == nil {
-			bad = fmt.Errorf(format, args...)
+			bad = err
 		}
 	}
 	err := strictjson.CheckMembers(body, func(rawKey, value []byte) {
 		key, _ := stringMember(rawKey)
 		if string(value) == "null" {
 			if !slices.Contains(headerKeys, key) {
-				fail("unknown field %q in the header", key)
+				fail(fmt.Errorf("unknown field %q in the header", key))
 			}
 			return
 		}
@@ -356,37 +356,37 @@ func decodeHeader(body []byte, h *Header) error {
 		case "type":
 			t, ok := stringMember(value)
 			if !ok {
-				fail("header type is not a string")
+				fail(errors.New("header type is not a string"))
 			}
 			h.Type = Type(t)
 		case "id":
 			id, ok := stringMember(value)
 			if !ok {
-				fail("header id is not a string")
+				fail(errors.New("header id is not a string"))
 			}
 			h.ID = id
 		case "format":
 			n, ok := intMember(value)
 			if !ok {
-				fail("header format is not a non-negative integer")
+				fail(errors.New("header format is not a non-negative integer"))
 			}
 			h.Format = int(n)
 		case "bindings":
 			h.Bindings = map[string]string{}
 			if value[0] != '{' {
-				fail("header bindings is not an object")
+				fail(errors.New("header bindings is not an object"))
 				return
 			}
 			_ = strictjson.CheckMembers(value, func(rawName, v []byte) {
 				name, _ := stringMember(rawName)
 				b, ok := stringMember(v)
 				if !ok {
-					fail("header binding %q is not a string", name)
+					fail(fmt.Errorf("header binding %q is not a string", name))
 				}
 				h.Bindings[name] = b
 			})
 		default:
-			fail("unknown field %q in the header", key)
+			fail(fmt.Errorf("unknown field %q in the header", key))
 		}
 	})
 	switch {
