@@ -136,7 +136,7 @@ func splitFrontmatter(data []byte) (front, body []byte, err error) {
 
 // plainKeyValue is a top-level "key: value" line whose value is a plain (unquoted, not
 // block, not flow) scalar.
-var plainKeyValue = lazyre.New(`^([A-Za-z0-9_-]+):[ \t]+([^ \t"'|>\[{&*!#%@` + "`" + `].*)$`)
+var plainKeyValue = lazyre.Regexp{Expr: `^([A-Za-z0-9_-]+):[ \t]+([^ \t"'|>\[{&*!#%@` + "`" + `].*)$`}
 
 // quoteColonValues is the fallback the client guidance names: every top-level plain value
 // holding ": " (which YAML reads as a nested mapping) is written as a double-quoted string.

@@ -2,9 +2,15 @@ package lazyre
 
 import "testing"
 
+var (
+	bad = Regexp{Expr: `(`}
+	ok  = Regexp{Expr: `^a(b+)$`}
+)
+
 func TestCompiledOnFirstUse(t *testing.T) {
-	bad := New(`(`)
-	ok := New(`^a(b+)$`)
+	if ok.re != nil {
+		t.Fatal("compiled before its first use")
+	}
 	if !ok.MatchString("abb") || ok.MatchString("ac") {
 		t.Fatal("MatchString")
 	}
@@ -13,6 +19,9 @@ func TestCompiledOnFirstUse(t *testing.T) {
 	}
 	if got := ok.ReplaceAllString("abb", "x"); got != "x" {
 		t.Fatalf("ReplaceAllString = %q", got)
+	}
+	if ok.Compiled() != ok.Compiled() {
+		t.Fatal("compiled twice")
 	}
 	defer func() {
 		if recover() == nil {

@@ -44,15 +44,15 @@ func (p ProviderError) Classify() *Error {
 }
 
 func (p ProviderError) kind() ErrorKind {
-	if k, ok := codeKinds[strings.ToLower(p.Code)]; ok {
+	if k, ok := codeKind(strings.ToLower(p.Code)); ok {
 		return k
 	}
 	text := strings.ToLower(p.Message + " " + p.Type + " " + p.Code)
 	typ := strings.ToLower(p.Type)
-	if k, ok := typeKinds[typ]; ok {
+	if k, ok := typeKind(typ); ok {
 		return k
 	}
-	if k, ok := genericTypeKinds[typ]; ok {
+	if k, ok := genericTypeKind(typ); ok {
 		return refine(k, text)
 	}
 	if p.Status != 0 {
@@ -61,71 +61,71 @@ func (p ProviderError) kind() ErrorKind {
 	return streamTextKind(text)
 }
 
-// codeKinds classifies the error codes providers document (OpenAI's error.code, Anthropic's
-// error.details.error_code). A code names the cause; it is never refined by the text.
-var codeKinds = map[string]ErrorKind{
+// codeKind classifies the error codes providers document (OpenAI's error.code, Anthropic's
+// error.details.error_code). A code names the cause; it is never refined by the text. (The
+// tables here are switches: a map literal would be built at every start, by a package
+// initializer.)
+func codeKind(code string) (ErrorKind, bool) {
+	switch code {
 	// Credit, quota and spend limits: terminal until someone pays or raises the limit.
-	"insufficient_quota":                      KindSpendLimit,
-	"billing_hard_limit_reached":              KindSpendLimit,
-	"billing_not_active":                      KindSpendLimit,
-	"credit_balance_exhausted":                KindSpendLimit,
-	"contract_spend_limit_reached":            KindSpendLimit,
-	"enforced_spend_limit_reached":            KindSpendLimit,
-	"linked_organization_spend_limit_reached": KindSpendLimit,
-	"linked_organization_billing_unavailable": KindSpendLimit,
-
-	"rate_limit_exceeded":     KindRateLimit,
-	"ramp_limit_exceeded":     KindRateLimit,
-	"slow_down":               KindRateLimit,
-	"server_is_overloaded":    KindOverloaded,
-	"server_error":            KindServer,
-	"vector_store_timeout":    KindServer,
-	"context_length_exceeded": KindContext,
-	"invalid_api_key":         KindAuth,
-
-	"model_not_found":                KindInvalid,
-	"invalid_prompt":                 KindInvalid,
-	"data_residency_mismatch":        KindInvalid,
-	"bio_policy":                     KindInvalid,
-	"misalignment_policy_violation":  KindInvalid,
-	"invalid_image":                  KindInvalid,
-	"invalid_image_format":           KindInvalid,
-	"invalid_base64_image":           KindInvalid,
-	"invalid_image_url":              KindInvalid,
-	"image_too_large":                KindInvalid,
-	"image_too_small":                KindInvalid,
-	"image_parse_error":              KindInvalid,
-	"image_content_policy_violation": KindInvalid,
-	"invalid_image_mode":             KindInvalid,
-	"image_file_too_large":           KindInvalid,
-	"unsupported_image_media_type":   KindInvalid,
-	"empty_image_file":               KindInvalid,
-	"failed_to_download_image":       KindInvalid,
-	"image_file_not_found":           KindInvalid,
-	"image_dimensions_too_large":     KindInvalid,
+	case "insufficient_quota", "billing_hard_limit_reached", "billing_not_active",
+		"credit_balance_exhausted", "contract_spend_limit_reached", "enforced_spend_limit_reached",
+		"linked_organization_spend_limit_reached", "linked_organization_billing_unavailable":
+		return KindSpendLimit, true
+	case "rate_limit_exceeded", "ramp_limit_exceeded", "slow_down":
+		return KindRateLimit, true
+	case "server_is_overloaded":
+		return KindOverloaded, true
+	case "server_error", "vector_store_timeout":
+		return KindServer, true
+	case "context_length_exceeded":
+		return KindContext, true
+	case "invalid_api_key":
+		return KindAuth, true
+	case "model_not_found", "invalid_prompt", "data_residency_mismatch", "bio_policy",
+		"misalignment_policy_violation", "invalid_image", "invalid_image_format", "invalid_base64_image",
+		"invalid_image_url", "image_too_large", "image_too_small", "image_parse_error",
+		"image_content_policy_violation", "invalid_image_mode", "image_file_too_large",
+		"unsupported_image_media_type", "empty_image_file", "failed_to_download_image",
+		"image_file_not_found", "image_dimensions_too_large":
+		return KindInvalid, true
+	}
+	return "", false
 }
 
-// typeKinds classifies the error types that name a cause (Anthropic's error.type, and OpenAI's
-// where it is specific). The text does not refine them.
-var typeKinds = map[string]ErrorKind{
-	"overloaded_error":     KindOverloaded,
-	"rate_limit_error":     KindRateLimit,
-	"authentication_error": KindAuth,
-	"permission_error":     KindAuth,
-	"billing_error":        KindSpendLimit,
-	"insufficient_quota":   KindSpendLimit,
-	"not_found_error":      KindInvalid,
-	"request_too_large":    KindContext, // the request is too big: compacting it is the remedy
-	"timeout_error":        KindServer,
+// typeKind classifies the error types that name a cause (Anthropic's error.type, and OpenAI's
+// where it is specific). The text does not refine them; request_too_large is KindContext, as
+// compacting the request is the remedy.
+func typeKind(typ string) (ErrorKind, bool) {
+	switch typ {
+	case "overloaded_error":
+		return KindOverloaded, true
+	case "rate_limit_error":
+		return KindRateLimit, true
+	case "authentication_error", "permission_error":
+		return KindAuth, true
+	case "billing_error", "insufficient_quota":
+		return KindSpendLimit, true
+	case "not_found_error":
+		return KindInvalid, true
+	case "request_too_large":
+		return KindContext, true
+	case "timeout_error":
+		return KindServer, true
+	}
+	return "", false
 }
 
-// genericTypeKinds are error types that say only "your request" or "our side": the text may
-// make them precise (see [refine]).
-var genericTypeKinds = map[string]ErrorKind{
-	"invalid_request_error":     KindInvalid,
-	"api_error":                 KindServer,
-	"server_error":              KindServer,
-	"service_unavailable_error": KindServer,
+// genericTypeKind classifies error types that say only "your request" or "our side": the text
+// may make them precise (see [refine]).
+func genericTypeKind(typ string) (ErrorKind, bool) {
+	switch typ {
+	case "invalid_request_error":
+		return KindInvalid, true
+	case "api_error", "server_error", "service_unavailable_error":
+		return KindServer, true
+	}
+	return "", false
 }
 
 // statusKind classifies an HTTP status on its own.

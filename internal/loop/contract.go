@@ -117,8 +117,8 @@ const SuccessRule = "all verification passes"
 const DefaultGateTimeout = "24h"
 
 var (
-	idPattern   = lazyre.New(`^[a-z][a-z0-9_-]{0,63}$`)
-	failureRule = lazyre.New(`^same root cause fails (\d+|once|twice|three times) times?( in a row)?$|^same root cause fails (once|twice|three times)( in a row)?$`)
+	idPattern   = lazyre.Regexp{Expr: `^[a-z][a-z0-9_-]{0,63}$`}
+	failureRule = lazyre.Regexp{Expr: `^same root cause fails (\d+|once|twice|three times) times?( in a row)?$|^same root cause fails (once|twice|three times)( in a row)?$`}
 )
 
 // Loaded is a parsed, validated contract.

@@ -12,15 +12,15 @@ import (
 const maxSignatureLines = 8
 
 var (
-	failingTest = lazyre.New(`--- FAIL: (\S+)`)
-	located     = lazyre.New(`\.\w+:\d+(:\d+)?: `)
-	errorLine   = lazyre.New(`(?i)\b(error|fail(ed|ure)?|panic|assert(ion)?|expected|undefined|cannot|exception|traceback)\b`)
-	timestamp   = lazyre.New(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?|\b\d{2}:\d{2}:\d{2}(\.\d+)?\b`)
-	pathToken   = lazyre.New(`(?:[A-Za-z]:)?(?:[\w.~-]*[/\\])+([\w.-]+)`)
-	lineNumber  = lazyre.New(`:\d+(:\d+)?\b`)
-	duration    = lazyre.New(`\(?\b\d+(\.\d+)?(ns|µs|us|ms|s|m)\)?`)
-	hexAddr     = lazyre.New(`\b0x[0-9a-fA-F]+\b`)
-	spaces      = lazyre.New(`\s+`)
+	failingTest = lazyre.Regexp{Expr: `--- FAIL: (\S+)`}
+	located     = lazyre.Regexp{Expr: `\.\w+:\d+(:\d+)?: `}
+	errorLine   = lazyre.Regexp{Expr: `(?i)\b(error|fail(ed|ure)?|panic|assert(ion)?|expected|undefined|cannot|exception|traceback)\b`}
+	timestamp   = lazyre.Regexp{Expr: `\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?|\b\d{2}:\d{2}:\d{2}(\.\d+)?\b`}
+	pathToken   = lazyre.Regexp{Expr: `(?:[A-Za-z]:)?(?:[\w.~-]*[/\\])+([\w.-]+)`}
+	lineNumber  = lazyre.Regexp{Expr: `:\d+(:\d+)?\b`}
+	duration    = lazyre.Regexp{Expr: `\(?\b\d+(\.\d+)?(ns|µs|us|ms|s|m)\)?`}
+	hexAddr     = lazyre.Regexp{Expr: `\b0x[0-9a-fA-F]+\b`}
+	spaces      = lazyre.Regexp{Expr: `\s+`}
 )
 
 // Fingerprint names a failure's root cause independent of where and when it happened: the

@@ -171,9 +171,9 @@ func integer(doc *yaml.Node, keys ...any) bool {
 }
 
 var (
-	commandID  = lazyre.New(`^[a-z][a-z0-9_-]{0,63}$`)
+	commandID  = lazyre.Regexp{Expr: `^[a-z][a-z0-9_-]{0,63}$`}
 	thinkings  = []string{"", "off", "minimal", "low", "medium", "high"}
-	skillNames = lazyre.New(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+	skillNames = lazyre.Regexp{Expr: `^[a-z0-9][a-z0-9._-]{0,63}$`}
 )
 
 // validate returns every problem of p; doc is the parsed YAML for line numbers.

@@ -61,7 +61,7 @@ const MaxTicketAttempts = 3
 
 // ticketID is the form of a ticket id rein can run: it names a directory and goes into
 // commit trailers and session ids.
-var ticketID = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var ticketID = lazyre.Regexp{Expr: `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`}
 
 // TicketSchedule is the body of ticket.scheduled: the fan-out decision made once before any
 // ticket starts, with the base the delivery branch is made from.

@@ -1,19 +1,20 @@
 package secret
 
 import (
-	"regexp"
 	"testing"
+
+	"github.com/reinhq/rein/internal/lazyre"
 )
 
 // TestSecretExpressionsCompile compiles every expression of the scanner, which are compiled on
 // first use rather than at start-up.
 func TestSecretExpressionsCompile(t *testing.T) {
 	for _, r := range secretRules {
-		if r.re != nil && r.re() == nil {
+		if r.re != nil && r.re.Compiled() == nil {
 			t.Errorf("rule %s: no expression", r.id)
 		}
 	}
-	for _, re := range []func() *regexp.Regexp{pemBegin, pemEnd} {
-		_ = re()
+	for _, re := range []*lazyre.Regexp{&pemBegin, &pemEnd} {
+		_ = re.Compiled()
 	}
 }

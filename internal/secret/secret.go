@@ -3,11 +3,10 @@ package secret
 import (
 	"encoding/base64"
 	"fmt"
+	"github.com/reinhq/rein/internal/lazyre"
 	"math"
-	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/reinhq/rein/internal/refusal"
@@ -49,35 +48,35 @@ type secretRule struct {
 	id string
 	// keywords: at least one must occur in the lower-cased text for the rule to run.
 	keywords []string
-	re       func() *regexp.Regexp // compiled on first use
+	re       *lazyre.Regexp // compiled on first use
 	// group is the submatch holding the secret; 0 is the whole match.
 	group int
 	// minEntropy is the Shannon entropy (bits per byte) the secret must reach.
 	minEntropy float64
-	// prefix is the length of the secret's public, fixed prefix shown in previews.
-	prefix func(secret string) int
+	// The secret's public, fixed prefix shown in previews: prefix's length when set, else up to
+	// and including the first prefixSep when set, else fixedPrefix bytes. (Data, not helper
+	// calls: the rule set is laid out by the compiler, not built by a package initializer.)
+	prefix      func(secret string) int
+	prefixSep   string
+	fixedPrefix int
 	// ignore reports known non-secrets (documentation example keys…).
 	ignore func(secret string) bool
 	// find replaces re for rules that need code (PEM blocks).
 	find func(text string) [][2]int
 }
 
-func fixed(n int) func(string) int { return func(string) int { return n } }
-
-// upTo shows the prefix up to and including the first occurrence of sep.
-func upTo(sep string) func(string) int {
-	return func(s string) int {
-		if i := strings.Index(s, sep); i >= 0 {
-			return i + len(sep)
+// prefixOf is the length of secret's public prefix (see secretRule).
+func (r *secretRule) prefixOf(secret string) int {
+	switch {
+	case r.prefix != nil:
+		return r.prefix(secret)
+	case r.prefixSep != "":
+		if i := strings.Index(secret, r.prefixSep); i >= 0 {
+			return i + len(r.prefixSep)
 		}
 		return 0
 	}
-}
-
-// lazyRegexp compiles expr on first use: compiling the rule set at start-up cost every rein
-// process a millisecond, and most never scan.
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+	return r.fixedPrefix
 }
 
 var stopwords = []string{"example", "placeholder", "changeme", "change_me", "your_", "your-", "redacted", "dummy", "sample", "xxxxxxxx", "********", "<", ">", "{{", "}}"}
@@ -93,8 +92,8 @@ func hasStopword(s string) bool {
 }
 
 var (
-	pemBegin = lazyRegexp(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
-	pemEnd   = lazyRegexp(`-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
+	pemBegin = lazyre.Regexp{Expr: `-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`}
+	pemEnd   = lazyre.Regexp{Expr: `-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`}
 )
 
 // findPrivateKeys finds PEM private key blocks, from BEGIN to END (or to the end of the key
@@ -102,13 +101,13 @@ var (
 // material after it is prose, not a key.
 func findPrivateKeys(text string) [][2]int {
 	var out [][2]int
-	for _, m := range pemBegin().FindAllStringIndex(text, -1) {
+	for _, m := range pemBegin.Compiled().FindAllStringIndex(text, -1) {
 		if len(out) > 0 && m[0] < out[len(out)-1][1] {
 			continue
 		}
 		rest := text[m[1]:]
 		end := -1
-		if e := pemEnd().FindStringIndex(rest); e != nil {
+		if e := pemEnd.Compiled().FindStringIndex(rest); e != nil {
 			end = m[1] + e[1]
 			rest = rest[:e[0]]
 		}
@@ -151,126 +150,126 @@ var secretRules = []secretRule{
 		},
 	},
 	{
-		id:         "aws-access-key-id",
-		keywords:   []string{"akia", "asia", "abia", "acca", "a3t"},
-		re:         lazyRegexp(`\b((?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16})\b`),
-		group:      1,
-		minEntropy: 3.0,
-		prefix:     fixed(4),
-		ignore:     func(s string) bool { return strings.HasSuffix(s, "EXAMPLE") },
+		id:          "aws-access-key-id",
+		keywords:    []string{"akia", "asia", "abia", "acca", "a3t"},
+		re:          &lazyre.Regexp{Expr: `\b((?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16})\b`},
+		group:       1,
+		minEntropy:  3.0,
+		fixedPrefix: 4,
+		ignore:      func(s string) bool { return strings.HasSuffix(s, "EXAMPLE") },
 	},
 	{
-		id:         "aws-secret-access-key",
-		keywords:   []string{"secret"},
-		re:         lazyRegexp(`(?i)(?:aws)?_?secret_?access_?key["']?\s*(?::=|=>|[:=])\s*["']?([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`),
-		group:      1,
-		minEntropy: 3.5,
-		prefix:     fixed(0),
-		ignore:     func(s string) bool { return strings.HasSuffix(s, "EXAMPLEKEY") },
+		id:          "aws-secret-access-key",
+		keywords:    []string{"secret"},
+		re:          &lazyre.Regexp{Expr: `(?i)(?:aws)?_?secret_?access_?key["']?\s*(?::=|=>|[:=])\s*["']?([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`},
+		group:       1,
+		minEntropy:  3.5,
+		fixedPrefix: 0,
+		ignore:      func(s string) bool { return strings.HasSuffix(s, "EXAMPLEKEY") },
 	},
 	{
-		id:         "gcp-api-key",
-		keywords:   []string{"aiza"},
-		re:         lazyRegexp(`\b(AIza[0-9A-Za-z_-]{35})(?:[^0-9A-Za-z_-]|$)`),
-		group:      1,
-		minEntropy: 3.5,
-		prefix:     fixed(4),
+		id:          "gcp-api-key",
+		keywords:    []string{"aiza"},
+		re:          &lazyre.Regexp{Expr: `\b(AIza[0-9A-Za-z_-]{35})(?:[^0-9A-Za-z_-]|$)`},
+		group:       1,
+		minEntropy:  3.5,
+		fixedPrefix: 4,
 	},
 	{
-		id:       "gcp-service-account-key",
-		keywords: []string{"service_account"},
-		re:       lazyRegexp(`"private_key_id"\s*:\s*"([0-9a-f]{40})"`),
-		group:    1,
-		prefix:   fixed(0),
+		id:          "gcp-service-account-key",
+		keywords:    []string{"service_account"},
+		re:          &lazyre.Regexp{Expr: `"private_key_id"\s*:\s*"([0-9a-f]{40})"`},
+		group:       1,
+		fixedPrefix: 0,
 	},
 	{
-		id:         "github-token",
-		keywords:   []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
-		re:         lazyRegexp(`\b((?:ghp|gho|ghu|ghs|ghr)_[0-9A-Za-z]{36,255})\b`),
-		group:      1,
-		minEntropy: 3.0,
-		prefix:     fixed(4),
+		id:          "github-token",
+		keywords:    []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
+		re:          &lazyre.Regexp{Expr: `\b((?:ghp|gho|ghu|ghs|ghr)_[0-9A-Za-z]{36,255})\b`},
+		group:       1,
+		minEntropy:  3.0,
+		fixedPrefix: 4,
 	},
 	{
-		id:         "github-fine-grained-pat",
-		keywords:   []string{"github_pat_"},
-		re:         lazyRegexp(`\b(github_pat_[0-9A-Za-z]{22}_[0-9A-Za-z]{59})\b`),
-		group:      1,
-		minEntropy: 3.0,
-		prefix:     fixed(11),
+		id:          "github-fine-grained-pat",
+		keywords:    []string{"github_pat_"},
+		re:          &lazyre.Regexp{Expr: `\b(github_pat_[0-9A-Za-z]{22}_[0-9A-Za-z]{59})\b`},
+		group:       1,
+		minEntropy:  3.0,
+		fixedPrefix: 11,
 	},
 	{
 		id:         "gitlab-token",
 		keywords:   []string{"glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glsoat-", "glcbt-"},
-		re:         lazyRegexp(`\b((?:glpat|gldt|glrt|glptt|glft|glsoat|glcbt)-[0-9A-Za-z_-]{20,255})`),
+		re:         &lazyre.Regexp{Expr: `\b((?:glpat|gldt|glrt|glptt|glft|glsoat|glcbt)-[0-9A-Za-z_-]{20,255})`},
 		group:      1,
 		minEntropy: 3.0,
-		prefix:     upTo("-"),
+		prefixSep:  "-",
 	},
 	{
-		id:         "slack-token",
-		keywords:   []string{"xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-"},
-		re:         lazyRegexp(`\b(xox[baprs]-[0-9A-Za-z-]{10,250})`),
-		group:      1,
-		minEntropy: 2.5,
-		prefix:     fixed(5),
+		id:          "slack-token",
+		keywords:    []string{"xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-"},
+		re:          &lazyre.Regexp{Expr: `\b(xox[baprs]-[0-9A-Za-z-]{10,250})`},
+		group:       1,
+		minEntropy:  2.5,
+		fixedPrefix: 5,
 	},
 	{
-		id:       "slack-webhook-url",
-		keywords: []string{"hooks.slack.com"},
-		re:       lazyRegexp(`(?i)(https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,})`),
-		group:    1,
-		prefix:   upTo(".com/"),
+		id:        "slack-webhook-url",
+		keywords:  []string{"hooks.slack.com"},
+		re:        &lazyre.Regexp{Expr: `(?i)(https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,})`},
+		group:     1,
+		prefixSep: ".com/",
 	},
 	{
-		id:         "stripe-live-key",
-		keywords:   []string{"sk_live_", "rk_live_"},
-		re:         lazyRegexp(`\b((?:sk|rk)_live_[0-9A-Za-z]{20,247})\b`),
-		group:      1,
-		minEntropy: 3.0,
-		prefix:     fixed(8),
+		id:          "stripe-live-key",
+		keywords:    []string{"sk_live_", "rk_live_"},
+		re:          &lazyre.Regexp{Expr: `\b((?:sk|rk)_live_[0-9A-Za-z]{20,247})\b`},
+		group:       1,
+		minEntropy:  3.0,
+		fixedPrefix: 8,
 	},
 	{
-		id:         "anthropic-api-key",
-		keywords:   []string{"sk-ant-"},
-		re:         lazyRegexp(`\b(sk-ant-[0-9A-Za-z_-]{32,})`),
-		group:      1,
-		minEntropy: 3.0,
-		prefix:     fixed(7),
+		id:          "anthropic-api-key",
+		keywords:    []string{"sk-ant-"},
+		re:          &lazyre.Regexp{Expr: `\b(sk-ant-[0-9A-Za-z_-]{32,})`},
+		group:       1,
+		minEntropy:  3.0,
+		fixedPrefix: 7,
 	},
 	{
 		id:         "openai-api-key",
 		keywords:   []string{"sk-"},
-		re:         lazyRegexp(`\b(sk-(?:proj|svcacct|admin)-[0-9A-Za-z_-]{20,}|sk-[0-9A-Za-z]{20}T3BlbkFJ[0-9A-Za-z]{20}\b|sk-[0-9A-Za-z]{48}\b)`),
+		re:         &lazyre.Regexp{Expr: `\b(sk-(?:proj|svcacct|admin)-[0-9A-Za-z_-]{20,}|sk-[0-9A-Za-z]{20}T3BlbkFJ[0-9A-Za-z]{20}\b|sk-[0-9A-Za-z]{48}\b)`},
 		group:      1,
 		minEntropy: 3.0,
-		prefix:     upTo("-"),
+		prefixSep:  "-",
 	},
 	{
-		id:         "jwt",
-		keywords:   []string{"eyj"},
-		re:         lazyRegexp(`\b(eyJ[0-9A-Za-z_-]{8,}\.eyJ[0-9A-Za-z_-]{8,}\.[0-9A-Za-z_-]*)`),
-		group:      1,
-		minEntropy: 3.0,
-		prefix:     fixed(3),
+		id:          "jwt",
+		keywords:    []string{"eyj"},
+		re:          &lazyre.Regexp{Expr: `\b(eyJ[0-9A-Za-z_-]{8,}\.eyJ[0-9A-Za-z_-]{8,}\.[0-9A-Za-z_-]*)`},
+		group:       1,
+		minEntropy:  3.0,
+		fixedPrefix: 3,
 	},
 	{
-		id:         "http-bearer-token",
-		keywords:   []string{"bearer"},
-		re:         lazyRegexp(`(?i)\bbearer\s+([0-9A-Za-z_.~+/=-]{16,})`),
-		group:      1,
-		minEntropy: 3.5,
-		prefix:     fixed(0),
-		ignore:     hasStopword,
+		id:          "http-bearer-token",
+		keywords:    []string{"bearer"},
+		re:          &lazyre.Regexp{Expr: `(?i)\bbearer\s+([0-9A-Za-z_.~+/=-]{16,})`},
+		group:       1,
+		minEntropy:  3.5,
+		fixedPrefix: 0,
+		ignore:      hasStopword,
 	},
 	{
-		id:         "generic-secret",
-		keywords:   []string{"pass", "pwd", "secret", "token", "key", "credential"},
-		re:         lazyRegexp(`(?i)[a-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|token|api[_.-]?key|access[_.-]?key|auth[_.-]?key|private[_.-]?key|client[_.-]?secret|credentials?)[a-z0-9_.-]*["']?\s*(?::=|=>|[:=])\s*["'` + "`" + `]?([0-9A-Za-z_+/=.~!@#%^&*-]{8,200})`),
-		group:      1,
-		minEntropy: 3.5,
-		prefix:     fixed(0),
-		ignore:     hasStopword,
+		id:          "generic-secret",
+		keywords:    []string{"pass", "pwd", "secret", "token", "key", "credential"},
+		re:          &lazyre.Regexp{Expr: `(?i)[a-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|token|api[_.-]?key|access[_.-]?key|auth[_.-]?key|private[_.-]?key|client[_.-]?secret|credentials?)[a-z0-9_.-]*["']?\s*(?::=|=>|[:=])\s*["'` + "`" + `]?([0-9A-Za-z_+/=.~!@#%^&*-]{8,200})`},
+		group:       1,
+		minEntropy:  3.5,
+		fixedPrefix: 0,
+		ignore:      hasStopword,
 	},
 }
 
@@ -341,7 +340,7 @@ func scanRules(text string, specificOnly bool) []Finding {
 		if r.find != nil {
 			spans = r.find(text)
 		} else {
-			for _, m := range r.re().FindAllStringSubmatchIndex(text, -1) {
+			for _, m := range r.re.Compiled().FindAllStringSubmatchIndex(text, -1) {
 				s, e := m[2*r.group], m[2*r.group+1]
 				if s >= 0 {
 					spans = append(spans, [2]int{s, e})
@@ -455,10 +454,7 @@ func containsAny(s string, words []string) bool {
 
 // preview shows the public prefix of a secret, never more than a quarter of it.
 func preview(r *secretRule, secret string) string {
-	n := 0
-	if r.prefix != nil {
-		n = r.prefix(secret)
-	}
+	n := r.prefixOf(secret)
 	if n > len(secret)/4 && r.id != "private-key" {
 		n = len(secret) / 4
 	}

@@ -11,7 +11,7 @@ import (
 // Encoding is one of OpenAI's encodings.
 type Encoding struct {
 	name  string
-	data  string                    // the embedded vocabulary (see the package doc)
+	data  *string                   // the embedded vocabulary (see the package doc); a pointer, so that the encodings are static data, not built at load
 	size  int                       // its number of tokens
 	split func(s string, p int) int // the end of the piece that starts at p
 
@@ -27,8 +27,8 @@ var (
 )
 
 var (
-	o200k  = &Encoding{name: "o200k_base", data: o200kData, size: 199998, split: splitO200k}
-	cl100k = &Encoding{name: "cl100k_base", data: cl100kData, size: 100256, split: splitCl100k}
+	o200k  = &Encoding{name: "o200k_base", data: &o200kData, size: 199998, split: splitO200k}
+	cl100k = &Encoding{name: "cl100k_base", data: &cl100kData, size: 100256, split: splitCl100k}
 )
 
 // O200kBase is the encoding of the gpt-4o, gpt-4.1, gpt-5 and o-series models.
@@ -75,7 +75,7 @@ func (e *Encoding) encode(text string, yield func(uint32)) {
 // is copied. A vocabulary that does not read back whole is a build defect: it panics.
 func (e *Encoding) ranks() map[string]uint32 {
 	m := make(map[string]uint32, e.size)
-	d := e.data
+	d := *e.data
 	for len(d) > 0 {
 		n, w := uvarint(d)
 		if w <= 0 || len(d)-w < n {

@@ -126,7 +126,7 @@ func TestVocabularies(t *testing.T) {
 					t.Errorf("vocabulary %q: no panic", data)
 				}
 			}()
-			(&Encoding{name: "test", data: data, size: 2}).ranks()
+			(&Encoding{name: "test", data: &data, size: 2}).ranks()
 		}()
 	}
 }

@@ -318,7 +318,7 @@ func compile(m string) (*regexp.Regexp, error) {
 }
 
 // exactList matches a matcher that is a name or a list of names.
-var exactList = lazyre.New(`^[A-Za-z0-9_\-, |]+$`)
+var exactList = lazyre.Regexp{Expr: `^[A-Za-z0-9_\-, |]+$`}
 
 func sortedEvents(c Config) []string {
 	var out []string
