@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -19,16 +20,24 @@ import (
 var Version = ""
 
 // version is Version, or the module version the build recorded, or "dev"; read once (the
-// build information is parsed, every dependency's line of it, on each read).
-var version = sync.OnceValue(func() string {
-	if Version != "" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-})
+// build information is parsed, every dependency's line of it, on each read; a sync.Once, as
+// sync.OnceValue at package level would be a package initializer).
+func version() string {
+	versionOnce.Do(func() {
+		versionOnce.v = "dev"
+		if Version != "" {
+			versionOnce.v = Version
+		} else if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			versionOnce.v = bi.Main.Version
+		}
+	})
+	return versionOnce.v
+}
+
+var versionOnce struct {
+	sync.Once
+	v string
+}
 
 // env is what every command may use from the outside world.
 type env struct {
@@ -127,11 +136,8 @@ func addSubcommands(e *env, root *cobra.Command) {
 // topCommands are the names and aliases of the root's subcommands, cobra's help and
 // completion commands and its hidden completion requests (TestTopCommandsAreTheTree keeps
 // them equal to the tree).
-var topCommands = map[string]bool{
-	"models": true, "auth": true, "demo": true, "session": true, "context": true, "compact": true, "trust": true,
-	"stats": true, "profile": true, "run": true, "mcp": true, "loop": true, "help": true, "completion": true,
-	cobra.ShellCompRequestCmd: true, cobra.ShellCompNoDescRequestCmd: true,
-}
+var topCommands = []string{"models", "auth", "demo", "session", "context", "compact", "trust", "stats", "profile",
+	"run", "mcp", "loop", "help", "completion", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd}
 
 // needsTree reports whether args may need more than the root command and its flags: an
 // argument before "--" that names a subcommand, asks for help or the version (whose texts
@@ -144,7 +150,7 @@ func needsTree(args []string) bool {
 		switch {
 		case a == "--":
 			return false
-		case topCommands[a], a == "-h", a == "-v", strings.HasPrefix(a, "--help"), strings.HasPrefix(a, "--version"):
+		case slices.Contains(topCommands, a), a == "-h", a == "-v", strings.HasPrefix(a, "--help"), strings.HasPrefix(a, "--version"):
 			return true
 		case len(a) > 2 && a[0] == '-' && a[1] != '-':
 			return true

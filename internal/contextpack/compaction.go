@@ -3,6 +3,7 @@ package contextpack
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -167,7 +168,7 @@ func (c *Compacted) Message() llm.Message {
 }
 
 // ErrNothingToCompact says the context is too small to cut.
-var ErrNothingToCompact = fmt.Errorf("nothing to compact: the conversation is shorter than the part kept verbatim")
+var ErrNothingToCompact = errors.New("nothing to compact: the conversation is shorter than the part kept verbatim")
 
 // Compact summarizes msgs[:cut] with model, where cut keeps about keepRecent tokens. A cut in
 // the middle of a turn (a split turn) summarizes the history before the turn and the turn's

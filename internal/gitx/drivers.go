@@ -10,9 +10,12 @@ import (
 
 // metadataOnly are the subcommands that never read or write file contents through a driver;
 // every other subcommand gets the driver overrides (see the package doc).
-var metadataOnly = map[string]bool{
-	"ls-files": true, "rev-parse": true, "check-ignore": true, "check-ref-format": true,
-	"config": true, "init": true, "symbolic-ref": true, "var": true, "version": true,
+func metadataOnly(sub string) bool {
+	switch sub {
+	case "ls-files", "rev-parse", "check-ignore", "check-ref-format", "config", "init", "symbolic-ref", "var", "version":
+		return true
+	}
+	return false
 }
 
 // driverKeys matches the configuration keys that name a command a repository could make git
@@ -20,14 +23,17 @@ var metadataOnly = map[string]bool{
 // canonical form git prints (section and key lower-cased).
 const driverKeys = `^(filter\..+\.(clean|smudge|process)|diff\..+\.(textconv|command)|merge\..+\.driver|gpg\.program|gpg\..+\.program|gpg\.ssh\.defaultkeycommand)$`
 
-// trustedScopes are the configuration scopes the user owns.
-var trustedScopes = map[string]bool{"system": true, "global": true}
+// trustedScope reports whether scope is a configuration scope the user owns.
+func trustedScope(scope string) bool { return scope == "system" || scope == "global" }
 
 // diffFamily are the subcommands that show diffs: they get --no-ext-diff and --no-textconv,
 // so the diff is git's own whatever diff.external or a driver says.
-var diffFamily = map[string]bool{
-	"diff": true, "log": true, "show": true, "diff-files": true, "diff-index": true,
-	"diff-tree": true, "whatchanged": true,
+func diffFamily(sub string) bool {
+	switch sub {
+	case "diff", "log", "show", "diff-files", "diff-index", "diff-tree", "whatchanged":
+		return true
+	}
+	return false
 }
 
 // subcommand returns the index and name of args' subcommand, skipping git's global options
@@ -49,7 +55,7 @@ func subcommand(args []string) (int, string) {
 // subcommand, else args itself.
 func withDiffOptions(args []string) []string {
 	i, sub := subcommand(args)
-	if !diffFamily[sub] {
+	if !diffFamily(sub) {
 		return args
 	}
 	return slices.Concat(args[:i+1], []string{"--no-ext-diff", "--no-textconv"}, args[i+1:])
@@ -59,7 +65,7 @@ func withDiffOptions(args []string) []string {
 // prints usage).
 func mayRunDrivers(args []string) bool {
 	i, sub := subcommand(args)
-	return i >= 0 && !metadataOnly[sub]
+	return i >= 0 && !metadataOnly(sub)
 }
 
 // driverOverrides lists the driver keys configured outside the trusted scopes and returns the
@@ -83,7 +89,7 @@ func (r Runner) driverOverrides(ctx context.Context) ([]string, error) {
 	}
 	for i := 0; i < len(fields); i += 2 {
 		scope, name := string(fields[i]), string(fields[i+1])
-		if trustedScopes[scope] {
+		if trustedScope(scope) {
 			continue
 		}
 		if strings.ContainsAny(name, "=\n") {

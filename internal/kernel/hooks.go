@@ -37,7 +37,16 @@ func (e *HookError) Unwrap() []error { return []error{ErrHookBlocked, e.Err} }
 
 // ErrCompactionCancelled says a before_compact hook cancelled a compaction (or failed while
 // set to fail closed). It matches [ErrCompactionFailed]: the context is unchanged.
-var ErrCompactionCancelled = fmt.Errorf("%w: cancelled by a hook", ErrCompactionFailed)
+var ErrCompactionCancelled error = cancelledCompaction{}
+
+// cancelledCompaction is ErrCompactionCancelled: a value the compiler lays out, where
+// fmt.Errorf at package level would be a package initializer every start runs.
+type cancelledCompaction struct{}
+
+func (cancelledCompaction) Error() string {
+	return ErrCompactionFailed.Error() + ": cancelled by a hook"
+}
+func (cancelledCompaction) Unwrap() error { return ErrCompactionFailed }
 
 // Cutter is an optional capability of a [Compactor]: the index of the first message it would
 // keep verbatim when compacting msgs. The kernel asks it when a before_compact hook supplies a

@@ -16,16 +16,25 @@ import (
 // CodeHumanGate is the refusal code of a call the loop's human gate holds.
 const CodeHumanGate refusal.Code = "loop_human_gate"
 
-// classRules are the bash command patterns (internal/policy syntax) of each action class. The
+// classRules returns the bash command patterns (internal/policy syntax) of an action class. The
 // permission engine's shell analysis applies: commands inside bash -c, eval, env, sudo,
 // xargs, pipelines and substitutions are found as well.
-var classRules = map[string][]string{
-	ClassPush:            {"git push *", "git -C * push *"},
-	ClassRelease:         {"gh release *", "npm publish *", "cargo publish *", "twine upload *", "goreleaser *", "docker push *", "git push * --tags *", "git tag *"},
-	ClassDelete:          {"rm *", "rmdir *", "unlink *", "git rm *", "git clean *", "shred *"},
-	ClassProductionWrite: {"kubectl *", "terraform apply *", "terraform destroy *", "helm *", "psql *", "mysql *"},
-	ClassOutgoingMessage: {"curl *", "wget *", "mail *", "sendmail *", "ssh *", "scp *", "gh issue *", "gh pr *", "gh api *"},
-	ClassPrivilegeChange: {"sudo *", "doas *", "su *", "chmod *", "chown *", "chgrp *", "setcap *", "usermod *", "passwd *"},
+func classRules(class string) []string {
+	switch class {
+	case ClassPush:
+		return []string{"git push *", "git -C * push *"}
+	case ClassRelease:
+		return []string{"gh release *", "npm publish *", "cargo publish *", "twine upload *", "goreleaser *", "docker push *", "git push * --tags *", "git tag *"}
+	case ClassDelete:
+		return []string{"rm *", "rmdir *", "unlink *", "git rm *", "git clean *", "shred *"}
+	case ClassProductionWrite:
+		return []string{"kubectl *", "terraform apply *", "terraform destroy *", "helm *", "psql *", "mysql *"}
+	case ClassOutgoingMessage:
+		return []string{"curl *", "wget *", "mail *", "sendmail *", "ssh *", "scp *", "gh issue *", "gh pr *", "gh api *"}
+	case ClassPrivilegeChange:
+		return []string{"sudo *", "doas *", "su *", "chmod *", "chown *", "chgrp *", "setcap *", "usermod *", "passwd *"}
+	}
+	return nil
 }
 
 // GateRequest is an action a round attempted that needs a person: the call it was, never run.
@@ -56,7 +65,7 @@ func newHumanGate(requiredFor []string, workspace string, round int) (*humanGate
 	g := &humanGate{classOf: map[string]string{}, custom: map[string]bool{}, round: round}
 	var ask []string
 	for _, class := range requiredFor {
-		pats := classRules[class]
+		pats := classRules(class)
 		if pats == nil { // a custom command name: the program a bash line runs
 			pats = []string{class + " *"}
 			g.custom[class] = true

@@ -3,16 +3,15 @@ package mcp
 import (
 	"errors"
 	"fmt"
+	"github.com/reinhq/rein/internal/lazyre"
 	"io"
 	"io/fs"
 	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/reinhq/rein/internal/strictjson"
 )
@@ -74,7 +73,7 @@ func (s *Settings) Threshold() int {
 }
 
 // serverName is what a configured server may be called: it becomes part of tool names.
-var serverName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$`) })
+var serverName = lazyre.Regexp{Expr: `^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$`}
 
 // CheckSettings checks the "mcpServers" and "mcp" keys of a rein settings file; global says
 // whether it is $REIN_HOME's. Errors name the key.
@@ -94,7 +93,7 @@ func CheckSettings(servers map[string]Server, s *Settings, global bool) error {
 		return fmt.Errorf("mcp.searchThreshold: %d is negative; use 0 to always load schemas on demand", *s.SearchThreshold)
 	}
 	for i, n := range s.Disabled {
-		if !serverName().MatchString(n) {
+		if !serverName.Compiled().MatchString(n) {
 			return fmt.Errorf("mcp.disabled[%d]: %q is not a server name", i, n)
 		}
 	}
@@ -102,7 +101,7 @@ func CheckSettings(servers map[string]Server, s *Settings, global bool) error {
 }
 
 func checkServer(name string, s Server) error {
-	if !serverName().MatchString(name) || strings.Contains(name, "__") {
+	if !serverName.Compiled().MatchString(name) || strings.Contains(name, "__") {
 		return fmt.Errorf("%q is not a usable server name: use 1-48 letters, digits, '_', '-' or '.', starting with a letter or digit, without \"__\" (it becomes part of the tool names mcp__<server>__<tool>)", name)
 	}
 	switch s.Type {

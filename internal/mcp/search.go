@@ -86,7 +86,17 @@ type searchArgs struct {
 	Limit int    `json:"limit,omitempty" jsonschema:"how many tools to return (default 5, at most 10)"`
 }
 
-var searchSchema = sync.OnceValue(func() json.RawMessage { return tool.MustSchemaFor[searchArgs]() })
+// searchSchema is the search tool's schema, made on first use (a sync.Once: no package
+// initializer).
+func searchSchema() json.RawMessage {
+	searchSchemaOnce.Do(func() { searchSchemaOnce.s = tool.MustSchemaFor[searchArgs]() })
+	return searchSchemaOnce.s
+}
+
+var searchSchemaOnce struct {
+	sync.Once
+	s json.RawMessage
+}
 
 func (s searchTool) Spec() tool.Spec {
 	servers := map[string]int{}

@@ -17,9 +17,26 @@ type ClaudeBase struct {
 // claudeTools maps Claude Code's tool names to rein's. A whole-tool rule on a name covers
 // every rein tool listed; a path rule becomes a path rule on the first. Edit covers both
 // writing tools and Read every reading tool, as in Claude Code.
-var claudeTools = map[string][]string{
-	"Bash": {ToolBash}, "Read": {ToolRead, ToolGrep, ToolFind, ToolLs}, "Edit": {ToolEdit, ToolWrite},
-	"Write": {ToolWrite}, "MultiEdit": {ToolEdit}, "Grep": {ToolGrep}, "Glob": {ToolFind}, "LS": {ToolLs},
+func claudeTools(name string) ([]string, bool) {
+	switch name {
+	case "Bash":
+		return []string{ToolBash}, true
+	case "Read":
+		return []string{ToolRead, ToolGrep, ToolFind, ToolLs}, true
+	case "Edit":
+		return []string{ToolEdit, ToolWrite}, true
+	case "Write":
+		return []string{ToolWrite}, true
+	case "MultiEdit":
+		return []string{ToolEdit}, true
+	case "Grep":
+		return []string{ToolGrep}, true
+	case "Glob":
+		return []string{ToolFind}, true
+	case "LS":
+		return []string{ToolLs}, true
+	}
+	return nil, false
 }
 
 // claudeOnly are Claude Code tools rein has no equivalent of.
@@ -57,7 +74,7 @@ func FromClaude(rule, list string, base ClaudeBase) ([]string, string) {
 			return nil, fmt.Sprintf("rein has no %s tool", name)
 		}
 	}
-	tools, ok := claudeTools[name]
+	tools, ok := claudeTools(name)
 	if !ok {
 		if _, err := ParseRule(s); err == nil {
 			return []string{s}, "" // mcp__server__tool, or a rein tool name

@@ -157,17 +157,24 @@ func New(cfg Config) (*Policy, error) {
 	return p, nil
 }
 
-// pathTools maps the file tools to the access they make and the argument holding the path.
-var pathTools = map[string]struct {
+// pathTool is the access a file tool makes and whether its path argument may be omitted (the
+// workspace root).
+type pathTool struct {
 	op       Op
-	optional bool // the path may be omitted (the workspace root)
-}{
-	ToolRead:  {OpRead, false},
-	ToolGrep:  {OpRead, true},
-	ToolFind:  {OpRead, true},
-	ToolLs:    {OpRead, true},
-	ToolWrite: {OpWrite, false},
-	ToolEdit:  {OpWrite, false},
+	optional bool
+}
+
+// pathTools returns the file tool name's pathTool.
+func pathTools(name string) (pathTool, bool) {
+	switch name {
+	case ToolRead:
+		return pathTool{OpRead, false}, true
+	case ToolGrep, ToolFind, ToolLs:
+		return pathTool{OpRead, true}, true
+	case ToolWrite, ToolEdit:
+		return pathTool{OpWrite, false}, true
+	}
+	return pathTool{}, false
 }
 
 // Decide checks one tool call. args are the call's validated arguments. For bash the
@@ -183,7 +190,7 @@ func (p *Policy) Decide(toolName string, args json.RawMessage) Decision {
 		}
 		return p.DecideCommand(cmd)
 	}
-	pt, isPath := pathTools[name]
+	pt, isPath := pathTools(name)
 	if !isPath {
 		return p.decideOther(name, string(args))
 	}

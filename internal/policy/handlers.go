@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -11,10 +12,21 @@ import (
 )
 
 // handlers look inside commands that run other commands or change what later commands do.
-// A command without a handler is an ordinary part.
-var handlers map[string]func(*cmdCtx)
+// A command without a handler is an ordinary part. The table is built on the first command
+// checked, not at package load (a process that checks none never builds it).
+var (
+	handlersOnce sync.Once
+	handlers     map[string]func(*cmdCtx)
+)
 
-func init() {
+// handler returns the handler of the command name.
+func handler(name string) (func(*cmdCtx), bool) {
+	handlersOnce.Do(buildHandlers)
+	h, ok := handlers[name]
+	return h, ok
+}
+
+func buildHandlers() {
 	handlers = map[string]func(*cmdCtx){
 		"env":     envCmd,
 		"sudo":    sudoCmd,

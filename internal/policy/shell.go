@@ -325,7 +325,7 @@ func (w *walker) command(argv []arg, envNames []string, s *syntax.Stmt, src stri
 		return
 	}
 	name := path.Base(argv[0].text)
-	h, ok := handlers[name]
+	h, ok := handler(name)
 	if !ok {
 		w.writers(name, argv)
 		return

@@ -4,15 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/wire"
 )
 
-// handlers maps each command type to its handler.
-var handlers map[string]handler
+// handlers maps each command type to its handler; built on first use (an init function would
+// run at every start of rein, RPC or not; a package-level initializer would be a cycle).
+var (
+	handlersOnce sync.Once
+	handlers     map[string]handler
+)
 
-func init() {
+// handlerMap returns handlers, built.
+func handlerMap() map[string]handler {
+	handlersOnce.Do(buildHandlers)
+	return handlers
+}
+
+func buildHandlers() {
 	handlers = map[string]handler{
 		"prompt":                  (*server).prompt,
 		"steer":                   (*server).steer,

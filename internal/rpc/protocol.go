@@ -170,7 +170,7 @@ func decode(line []byte, v any) error {
 
 func knownCommands() string {
 	names := make([]string, 0, len(handlers))
-	for n := range handlers {
+	for n := range handlerMap() {
 		names = append(names, n)
 	}
 	sort.Strings(names)

@@ -295,7 +295,7 @@ func (s *server) handle(line []byte) {
 		s.respond(h, CommandParse, nil, err)
 		return
 	}
-	fn, ok := handlers[h.Type]
+	fn, ok := handlerMap()[h.Type]
 	if !ok {
 		s.respond(h, h.Type, nil, fmt.Errorf("unknown command %q (known: %s)", h.Type, knownCommands()))
 		return

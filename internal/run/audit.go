@@ -329,7 +329,7 @@ func (a *auditor) reviewReadOnly(violate func(string, string)) int {
 			violate(at.subject(), "its stage.attempt record names no tool surface, so read-only cannot be shown")
 		}
 		for _, t := range at.Tools {
-			if !slices.Contains(reviewTools, t) {
+			if !reviewTool(t) {
 				violate(at.subject(), "its session was offered tool "+t)
 			}
 		}
@@ -339,7 +339,7 @@ func (a *auditor) reviewReadOnly(violate func(string, string)) int {
 		}
 		for _, e := range sortedEntries(st) {
 			for _, p := range e.Message.Content {
-				if p.Call != nil && !slices.Contains(reviewTools, p.Call.Name) {
+				if p.Call != nil && !reviewTool(p.Call.Name) {
 					violate(at.subject(), fmt.Sprintf("its session called %s (entry %s)", p.Call.Name, e.ID))
 				}
 			}

@@ -21,18 +21,39 @@ type gateDef struct {
 	artifact func(r *Run) (*artifact.Reference, bool)
 }
 
-var gates = map[string]gateDef{
-	GateSpec:       {stage: StageSpecGate, model: StageSpecification, what: "specification", rejection: ArtSpecRejection, title: "Spec Gate rejection"},
-	GateTicketPlan: {stage: StageTicketPlanGate, model: StageTicketPlanning, what: "ticket plan", rejection: ArtPlanRejection, title: "Ticket Plan Gate rejection"},
-	GateRun:        {stage: StageRunAcceptance, model: StageFullVerification, what: "delivery summary", artifact: (*Run).summaryArtifact},
+// gates are the gates by name: a list the compiler lays out (a map literal would be built by a
+// package initializer at every start).
+var gates = [...]struct {
+	name string
+	def  gateDef
+}{
+	{GateSpec, gateDef{stage: StageSpecGate, model: StageSpecification, what: "specification", rejection: ArtSpecRejection, title: "Spec Gate rejection"}},
+	{GateTicketPlan, gateDef{stage: StageTicketPlanGate, model: StageTicketPlanning, what: "ticket plan", rejection: ArtPlanRejection, title: "Ticket Plan Gate rejection"}},
+	{GateRun, gateDef{stage: StageRunAcceptance, model: StageFullVerification, what: "delivery summary", artifact: (*Run).summaryArtifact}},
+}
+
+// gateOf returns the gate named name.
+func gateOf(name string) (gateDef, bool) {
+	for _, g := range gates {
+		if g.name == name {
+			return g.def, true
+		}
+	}
+	return gateDef{}, false
+}
+
+// gateFor is the gate named name; the zero gateDef when there is none.
+func gateFor(name string) gateDef {
+	g, _ := gateOf(name)
+	return g
 }
 
 // gateArtifact returns the artifact awaiting gate's decision.
 func (r *Run) gateArtifact(gate string) (*artifact.Reference, bool) {
-	if g := gates[gate]; g.artifact != nil {
+	if g := gateFor(gate); g.artifact != nil {
 		return g.artifact(r)
 	}
-	return r.accepted(gates[gate].model)
+	return r.accepted(gateFor(gate).model)
 }
 
 // attemptFile names the artifact of attempt n: id.md for the first, id-n.md later.
@@ -49,7 +70,7 @@ func attemptFile(id string) func(int) string {
 // whose approval is no longer valid (stale) may be rejected after the run moved on (reject).
 func openGate(env Env, id, gate string, reject bool) (*Run, *ledger.Ledger, artifact.Reference, error) {
 	var ref artifact.Reference
-	g, ok := gates[gate]
+	g, ok := gateOf(gate)
 	if !ok {
 		return nil, nil, ref, fmt.Errorf("%w: gate %q: the gates are spec, ticket-plan and run", ErrUsage, gate)
 	}
@@ -112,7 +133,7 @@ func ApproveGate(env Env, id, gate string, digest artifact.Digest, by string) (a
 		return art, err
 	}
 	defer l.Close()
-	g := gates[gate]
+	g := gateFor(gate)
 	if n, ok := r.Uncompleted[g.stage]; ok {
 		d := r.Gates[gate][n-1]
 		return art, fmt.Errorf("%w: run %s's approval of the %s (%s, by %s) is already recorded, but a crash interrupted the run before it moved on; run `rein run resume %s` to complete it (it is never recorded twice)",
@@ -139,7 +160,7 @@ func ApproveGate(env Env, id, gate string, digest artifact.Digest, by string) (a
 // completeApproval records the stage.completed of gate's approval n (and, for the run gate,
 // Delivery Ready).
 func (r *Run) completeApproval(env Env, l *ledger.Ledger, gate string, n int, art artifact.Reference) error {
-	g := gates[gate]
+	g := gateFor(gate)
 	if _, err := l.Append(ledger.Entry{Kind: KindStageCompleted, Body: stageBody{Stage: g.stage, Attempt: n, Outcome: GateApproved}}); err != nil {
 		return err
 	}
@@ -166,7 +187,7 @@ func RejectGate(env Env, id, gate, reason, by string) (artifact.Reference, error
 		return ref, err
 	}
 	defer l.Close()
-	g := gates[gate]
+	g := gateFor(gate)
 	n := len(r.Gates[gate]) + 1
 	rel := fmt.Sprintf("%s/%s/%s-%d.md", RunsDir, id, g.rejection, n)
 	body := rejectionBody{Gate: gate, Digest: art.Digest, Reason: reason, By: by}
@@ -184,14 +205,14 @@ func RejectGate(env Env, id, gate, reason, by string) (artifact.Reference, error
 }
 
 // GateStage returns the model stage gate sends back on rejection ("" for an unknown gate).
-func GateStage(gate string) string { return gates[gate].model }
+func GateStage(gate string) string { return gateFor(gate).model }
 
 // gateReport states a gate: pending, awaiting approval (with the current digest), approved
 // (with the approved digest), or stale when the approved artifact, or something it was made
 // from, changed.
 func (r *Run) gateReport(s WorkflowStage, st *artifact.Report) GateReport {
 	g := GateReport{Gate: s.Gate, Stage: s.ID, State: "pending"}
-	def, ok := gates[s.Gate]
+	def, ok := gateOf(s.Gate)
 	if !ok {
 		return g
 	}

@@ -26,7 +26,7 @@ const ArtLockAmendment = "execution-lock-amendment"
 
 var (
 	// ErrNotDrifted: a relock named an input that matches the lock (nothing to relock).
-	ErrNotDrifted = fmt.Errorf("%w: the input has not drifted", ErrUsage)
+	ErrNotDrifted error = usageError("the input has not drifted")
 	// ErrNotRelockable: the input may never be relocked (the requirement, the workflow, the
 	// execution lock itself), or cannot be now; the error names the recovery.
 	ErrNotRelockable = errors.New("input cannot be relocked")
@@ -481,12 +481,26 @@ func consumes(stage, input string, locks ...Lock) bool {
 	return false
 }
 
-// nodeStage is the stage that makes each node of the artifact graph.
-var nodeStage = map[string]string{ArtSnapshot: "start", ArtResearch: StageResearch, ArtClarification: StageClarification,
-	ArtSpec: StageSpecification, ArtTicketPlan: StageTicketPlanning}
+// nodeStage is the stage that makes the artifact graph's node.
+func nodeStage(node string) string {
+	switch node {
+	case ArtSnapshot:
+		return "start"
+	case ArtResearch:
+		return StageResearch
+	case ArtClarification:
+		return StageClarification
+	case ArtSpec:
+		return StageSpecification
+	case ArtTicketPlan:
+		return StageTicketPlanning
+	}
+	return ""
+}
 
-// absent stands for a locked input a stage's artifact was made without.
-var absent = artifact.Sum([]byte("absent"))
+// absent stands for a locked input a stage's artifact was made without: artifact.Sum of
+// "absent", written out (TestAbsentIsTheSumOfAbsent), so that no digest is computed at load.
+const absent = artifact.Digest(artifact.DigestPrefix + "5ad38304b535c2987dbd24657c1a11b884984ff600d9f389deb0d4e634fee792")
 
 // invalidated marks what a change from lock old to next invalidates, through the run's
 // artifact graph: each node gains the locked inputs its stage reads, with their digests in old
@@ -508,7 +522,7 @@ func (r *Run) invalidated(old, next Lock) (stale, gates []string, restart string
 		n := &g.Nodes[i]
 		current[n.ID] = n.Digest
 		for _, in := range names {
-			if !consumes(nodeStage[n.ID], in, old, next) {
+			if !consumes(nodeStage(n.ID), in, old, next) {
 				continue
 			}
 			d, ok := before[in]
@@ -525,7 +539,7 @@ func (r *Run) invalidated(old, next Lock) (stale, gates []string, restart string
 	stale, gates = []string{}, []string{}
 	for _, s := range rep.Stale {
 		stale = append(stale, s.ID)
-		if st := nodeStage[s.ID]; restart == "" || stageIndex(st) < stageIndex(restart) {
+		if st := nodeStage(s.ID); restart == "" || stageIndex(st) < stageIndex(restart) {
 			restart = st
 		}
 	}
@@ -533,7 +547,7 @@ func (r *Run) invalidated(old, next Lock) (stale, gates []string, restart string
 		gates = append(gates, a.ID)
 	}
 	// Report in workflow order.
-	slices.SortFunc(stale, func(a, b string) int { return stageIndex(nodeStage[a]) - stageIndex(nodeStage[b]) })
+	slices.SortFunc(stale, func(a, b string) int { return stageIndex(nodeStage(a)) - stageIndex(nodeStage(b)) })
 	return stale, gates, restart, nil
 }
 

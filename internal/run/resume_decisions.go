@@ -164,7 +164,7 @@ func (r *Run) settleClarification(l *ledger.Ledger) (*Settlement, error) {
 
 // settleRejection records the gate.decision of a rejection artifact a crash left unrecorded.
 func (r *Run) settleRejection(env Env, l *ledger.Ledger, gate string) (*Settlement, error) {
-	g := gates[gate]
+	g := gateFor(gate)
 	n := len(r.Gates[gate]) + 1
 	rel := fmt.Sprintf("%s/%s/%s-%d.md", RunsDir, r.ID, g.rejection, n)
 	data, err := os.ReadFile(filepath.Join(r.Project, filepath.FromSlash(rel)))
@@ -213,7 +213,7 @@ func (r *Run) settleRejection(env Env, l *ledger.Ledger, gate string) (*Settleme
 // record never reached the ledger is absent: the gate still waits for it.
 func (r *Run) settleApproval(env Env, l *ledger.Ledger) (*Settlement, error) {
 	for _, gate := range []string{GateSpec, GateTicketPlan, GateRun} {
-		g := gates[gate]
+		g := gateFor(gate)
 		n, ok := r.Uncompleted[g.stage]
 		if !ok || r.Stage != g.stage {
 			continue

@@ -282,6 +282,13 @@ func Start(env Env, o StartOptions) (string, error) {
 // ErrUsage marks bad input to a run command.
 var ErrUsage = errors.New("bad run input")
 
+// usageError is a sentinel that matches ErrUsage ("bad run input: " + its text): a value the
+// compiler lays out, where fmt.Errorf at package level would run at every start.
+type usageError string
+
+func (e usageError) Error() string { return ErrUsage.Error() + ": " + string(e) }
+func (usageError) Unwrap() error   { return ErrUsage }
+
 type stageBody struct {
 	Stage   string `json:"stage"`
 	Attempt int    `json:"attempt"`

@@ -72,7 +72,8 @@ func (r *Run) waiting() *Waiting {
 		return &Waiting{Kind: "integration", Stage: StageManualIntegration, Ticket: c.Ticket, Files: c.Files,
 			Commands: []string{"rein run resume " + r.ID, "rein run abort " + r.ID}}
 	}
-	for gate, def := range gates {
+	for _, gd := range gates {
+		gate, def := gd.name, gd.def
 		if r.Stage != def.stage {
 			continue
 		}

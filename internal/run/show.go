@@ -93,7 +93,7 @@ func openCatalog(env Env, id string) (*catalog, error) {
 				counts[d.Gate]++
 				if d.Reason != nil {
 					art := d.Artifact
-					add(*d.Reason, gates[d.Gate].stage, counts[d.Gate], &art)
+					add(*d.Reason, gateFor(d.Gate).stage, counts[d.Gate], &art)
 				}
 			}
 		}
@@ -305,7 +305,8 @@ func DiffArtifacts(env Env, id, name string, attempt int) (DiffPair, error) {
 // decided on (approved or rejected), with what that decision was; -1 when a is no gate's
 // artifact or its gate decided on no other version.
 func (c *catalog) decidedVersion(a ArtifactInfo) (int, string) {
-	for gate, g := range gates {
+	for _, gd := range gates {
+		gate, g := gd.name, gd.def
 		if a.Stage != g.model {
 			continue
 		}
@@ -349,7 +350,7 @@ func indexOf(xs []int, x int) int {
 // review before approving it. It checks what openGate checks without reconciling, and writes
 // nothing anywhere; ApproveGate checks everything again when the decision is recorded.
 func GateArtifact(env Env, id, gate string) (view.Artifact, error) {
-	g, ok := gates[gate]
+	g, ok := gateOf(gate)
 	if !ok {
 		return view.Artifact{}, fmt.Errorf("%w: gate %q: the gates are spec and ticket-plan", ErrUsage, gate)
 	}

@@ -47,7 +47,7 @@ const (
 const BlockClarificationRequired = "run_clarification_required"
 
 // ErrGateDigest: an approval named a digest other than the current artifact's.
-var ErrGateDigest = fmt.Errorf("%w: gate digest mismatch", ErrUsage)
+var ErrGateDigest error = usageError("gate digest mismatch")
 
 // Answer is one clarification answer.
 type Answer struct {
@@ -79,7 +79,7 @@ type GateDecision struct {
 }
 
 func gateStage(gate string) string {
-	if g, ok := gates[gate]; ok {
+	if g, ok := gateOf(gate); ok {
 		return g.model
 	}
 	return StageTicketPlanning

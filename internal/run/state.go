@@ -258,7 +258,7 @@ func (r *Run) apply(rec ledger.Record) error {
 			return err
 		}
 		r.Gates[g.Gate] = append(r.Gates[g.Gate], g)
-		if st := gates[g.Gate].stage; g.Decision == GateApproved && st != "" && r.Stage == st {
+		if st := gateFor(g.Gate).stage; g.Decision == GateApproved && st != "" && r.Stage == st {
 			// An approval is followed by its gate stage's stage.completed, which clears this; a
 			// crash between the two leaves it for resume (settleApproval).
 			r.Uncompleted[st] = len(r.Gates[g.Gate])

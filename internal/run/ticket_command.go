@@ -26,7 +26,9 @@ import (
 var CommandEnv = []string{"HOME", "TMPDIR", "GOCACHE", "GOMODCACHE", "GOPATH", "LANG"}
 
 // sandboxedEnv is CommandEnv in the OS sandbox.
-var sandboxedEnv = slices.DeleteFunc(slices.Clone(CommandEnv), func(n string) bool { return n == "GOCACHE" || n == "TMPDIR" })
+func sandboxedEnv() []string {
+	return slices.DeleteFunc(slices.Clone(CommandEnv), func(n string) bool { return n == "GOCACHE" || n == "TMPDIR" })
+}
 
 // maxOutputShown bounds a command's output in a tool result or an artifact (its tail).
 const maxOutputShown = 4 << 10
@@ -59,7 +61,7 @@ func approvedCommand(id string, v Verification, dir string, sb *sandbox.Sandbox)
 	}
 	c := command.Command{ID: id, Argv: argv, Dir: dir, Env: CommandEnv}
 	if sb != nil {
-		c.Env, c.Sandbox = sandboxedEnv, sb
+		c.Env, c.Sandbox = sandboxedEnv(), sb
 	}
 	return c
 }

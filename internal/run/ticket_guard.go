@@ -65,8 +65,10 @@ func (g *ticketGuard) counts() map[string]int {
 	return out
 }
 
-// reviewTools are the tools a review session is offered.
-var reviewTools = append(slices.Clone(policy.ReadOnlyTools), contract.ReviewToolName)
+// reviewTool reports whether name is one of the tools a review session is offered.
+func reviewTool(name string) bool {
+	return slices.Contains(policy.ReadOnlyTools, name) || name == contract.ReviewToolName
+}
 
 // fileTools are the writer's tools that take workspace paths.
 var fileTools = []string{policy.ToolRead, policy.ToolWrite, policy.ToolEdit, policy.ToolGrep, policy.ToolFind, policy.ToolLs}
@@ -89,7 +91,7 @@ func (g *ticketGuard) classify(call *llm.ToolCall, err error) string {
 	}
 	switch g.role {
 	case RoleReview:
-		if !slices.Contains(reviewTools, call.Name) || code == policy.CodeReviewMutation || code == policy.CodeToolNotInRole {
+		if !reviewTool(call.Name) || code == policy.CodeReviewMutation || code == policy.CodeToolNotInRole {
 			return BlockReviewMutation
 		}
 	case RoleWriter:

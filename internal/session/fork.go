@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/reinhq/rein/internal/llm"
@@ -8,7 +9,7 @@ import (
 
 // ErrBadForkPoint says a fork was asked at an entry that is not a user or assistant message of
 // the parent.
-var ErrBadForkPoint = fmt.Errorf("cannot fork there")
+var ErrBadForkPoint = errors.New("cannot fork there")
 
 // Fork creates a new session in dir holding the parent's conversation up to entry (the main
 // lane's leaf when entry is ""): the same entries with the same ids, and a header naming the

@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/reinhq/rein/internal/lazyre"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/reinhq/rein/internal/atomicfile"
 	"github.com/reinhq/rein/internal/llm"
@@ -30,19 +29,25 @@ type authEntry struct {
 	APIKey string `json:"apiKey"`
 }
 
-// envKeys maps a provider to the environment variable holding its key.
-var envKeys = map[string]string{
-	llm.ProviderAnthropic:    "ANTHROPIC_API_KEY",
-	llm.ProviderOpenAI:       "OPENAI_API_KEY",
-	llm.ProviderOpenAICompat: "OPENAI_COMPAT_API_KEY",
+// envKeys returns the environment variable holding provider's key, or "".
+func envKeys(provider string) string {
+	switch provider {
+	case llm.ProviderAnthropic:
+		return "ANTHROPIC_API_KEY"
+	case llm.ProviderOpenAI:
+		return "OPENAI_API_KEY"
+	case llm.ProviderOpenAICompat:
+		return "OPENAI_COMPAT_API_KEY"
+	}
+	return ""
 }
 
 // EnvKey returns the environment variable that holds provider's key, or "".
-func EnvKey(provider string) string { return envKeys[provider] }
+func EnvKey(provider string) string { return envKeys(provider) }
 
 // TakesKey reports whether provider is one that authenticates with an API key; the script
 // provider replays a local scenario file and takes none.
-func TakesKey(provider string) bool { return envKeys[provider] != "" }
+func TakesKey(provider string) bool { return envKeys(provider) != "" }
 
 // KeyedProviders lists the providers that take an API key, in the order of Providers.
 func KeyedProviders() []string {
@@ -70,7 +75,7 @@ func ResolveKey(home, provider, flag string, getenv func(string) string) (string
 	if flag != "" {
 		return flag, KeyFromFlag, nil
 	}
-	if v := envKeys[provider]; v != "" {
+	if v := envKeys(provider); v != "" {
 		if k := getenv(v); k != "" {
 			return k, KeyFromEnv, nil
 		}
@@ -114,7 +119,7 @@ func readAuth(home string) (map[string]authEntry, error) {
 }
 
 // quoted matches a Go-quoted string in an error message.
-var quoted = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"(?:[^"\\]|\\.)*"`) })
+var quoted = lazyre.Regexp{Expr: `"(?:[^"\\]|\\.)*"`}
 
 // withoutQuotes is a parse error of auth.json that quotes no part of the file but its names: a
 // syntax error quotes the bytes near it, and an unknown field its name, either of which may be
@@ -125,7 +130,7 @@ func withoutQuotes(err error) error {
 	if errors.Is(err, strictjson.ErrTooLarge) {
 		return err
 	}
-	return errors.New(quoted().ReplaceAllStringFunc(err.Error(), func(q string) string {
+	return errors.New(quoted.Compiled().ReplaceAllStringFunc(err.Error(), func(q string) string {
 		if s, uerr := strconv.Unquote(q); uerr == nil && (s == "apiKey" || slices.Contains(Providers, s)) {
 			return q
 		}

@@ -137,11 +137,25 @@ func (rt *Runtime) invoke(prompt llm.Message) (llm.Message, *skillRun, error) {
 	return out, run, nil
 }
 
-// skillTool maps the tool names of allowed-tools (Claude Code's and rein's) to rein's.
-var skillTool = map[string]string{
-	"bash": policy.ToolBash, "read": policy.ToolRead, "write": policy.ToolWrite, "edit": policy.ToolEdit,
-	"multiedit": policy.ToolEdit, "notebookedit": policy.ToolEdit, "grep": policy.ToolGrep,
-	"glob": policy.ToolFind, "find": policy.ToolFind, "ls": policy.ToolLs,
+// skillTool maps a tool name of allowed-tools (Claude Code's and rein's, lower-cased) to rein's.
+func skillTool(name string) (string, bool) {
+	switch name {
+	case "bash":
+		return policy.ToolBash, true
+	case "read":
+		return policy.ToolRead, true
+	case "write":
+		return policy.ToolWrite, true
+	case "edit", "multiedit", "notebookedit":
+		return policy.ToolEdit, true
+	case "grep":
+		return policy.ToolGrep, true
+	case "glob", "find":
+		return policy.ToolFind, true
+	case "ls":
+		return policy.ToolLs, true
+	}
+	return "", false
 }
 
 // skillRules translates allowed-tools entries into rein permission rules: tool names are
@@ -151,7 +165,7 @@ var skillTool = map[string]string{
 func skillRules(entries []string) (rules, ignored []string) {
 	for _, e := range entries {
 		name, pattern, hasPattern := strings.Cut(e, "(")
-		tool, ok := skillTool[strings.ToLower(strings.TrimSpace(name))]
+		tool, ok := skillTool(strings.ToLower(strings.TrimSpace(name)))
 		if !ok {
 			ignored = append(ignored, e)
 			continue

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -17,10 +18,21 @@ type slash struct {
 	idle bool
 }
 
-var slashCommands []slash
+// slashCommands are the slash commands, listed on first use: a function and a sync.Once, as
+// the list's methods refer back to it (a package-level initializer would be an initialization
+// cycle, and an init function runs at every start of rein, UI or not).
+func slashCommands() []slash {
+	slashOnce.Do(func() { slashOnce.list = listSlashCommands() })
+	return slashOnce.list
+}
 
-func init() {
-	slashCommands = []slash{
+var slashOnce struct {
+	sync.Once
+	list []slash
+}
+
+func listSlashCommands() []slash {
+	return []slash{
 		{name: "help", help: "keys and commands", run: (*Model).cmdHelp},
 		{name: "model", args: "[PROVIDER/]MODEL", help: "switch the model (recorded in the session); without an argument, show it", run: (*Model).cmdModel, idle: true},
 		{name: "compact", args: "[INSTRUCTIONS]", help: "summarize the older conversation to free context", run: (*Model).cmdCompact, idle: true},
@@ -47,7 +59,7 @@ func (m *Model) command(line string) tea.Cmd {
 	if skill, ok := strings.CutPrefix(name, "skill:"); ok {
 		return m.cmdSkill(skill, arg)
 	}
-	for _, c := range slashCommands {
+	for _, c := range slashCommands() {
 		if c.name != name || c.run == nil {
 			continue
 		}
@@ -58,7 +70,7 @@ func (m *Model) command(line string) tea.Cmd {
 		return c.run(m, arg)
 	}
 	var names []string
-	for _, c := range slashCommands {
+	for _, c := range slashCommands() {
 		names = append(names, "/"+c.name)
 	}
 	m.t.add(newNotice(fmt.Sprintf("unknown command /%s (known: %s; start a message with // to send a leading /)", name, strings.Join(names, " ")), "error"))
@@ -70,7 +82,7 @@ func (m *Model) info(text string) { m.t.add(newNotice(text, "info")); m.scroll =
 func (m *Model) cmdHelp(string) tea.Cmd {
 	var b strings.Builder
 	b.WriteString("keys: Enter send (while the agent works: queue as a steer) · Alt+Enter queue as a follow-up · Ctrl+J new line · Ctrl+G external editor ($VISUAL, $EDITOR, vi) · Up/Down history · Alt+Up (or Up on an empty editor) take back the last queued message · Tab complete / and @ · Esc abort the run · Ctrl+C abort, twice to quit · Ctrl+D quit on an empty line · Ctrl+T thinking · Ctrl+O expand tool output · PgUp/PgDn scroll\ncommands:")
-	for _, c := range slashCommands {
+	for _, c := range slashCommands() {
 		fmt.Fprintf(&b, "\n  /%s", c.name)
 		if c.args != "" {
 			b.WriteString(" " + c.args)

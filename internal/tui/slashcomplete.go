@@ -6,7 +6,7 @@ package tui
 func (m *Model) slashCompletions(word string) completions {
 	help := map[string]completion{}
 	var names []string
-	for _, c := range slashCommands {
+	for _, c := range slashCommands() {
 		if c.run == nil {
 			continue // /skill:NAME stands for the skills, listed below
 		}

@@ -177,14 +177,29 @@ func listOr(list []string) string {
 // Tool names: rein's tools as Claude Code names its own. A tool not listed keeps its name and
 // its arguments as rein has them. An edit with several replacements is Claude Code's
 // MultiEdit (see [hookToolName]).
-var claudeNames = map[string]string{
-	"read": "Read", "write": "Write", "edit": "Edit", "bash": "Bash",
-	"grep": "Grep", "find": "Glob", "ls": "LS",
+func claudeNames(tool string) (string, bool) {
+	switch tool {
+	case "read":
+		return "Read", true
+	case "write":
+		return "Write", true
+	case "edit":
+		return "Edit", true
+	case "bash":
+		return "Bash", true
+	case "grep":
+		return "Grep", true
+	case "find":
+		return "Glob", true
+	case "ls":
+		return "LS", true
+	}
+	return "", false
 }
 
 // ClaudeName returns the name hooks see for a rein tool.
 func ClaudeName(tool string) string {
-	if n, ok := claudeNames[tool]; ok {
+	if n, ok := claudeNames(tool); ok {
 		return n
 	}
 	return tool
@@ -222,7 +237,7 @@ func decodeObject(raw []byte) (args, error) {
 // toClaude turns a rein call's validated arguments into Claude Code's tool_input: file paths
 // absolute (against cwd), field names Claude Code's.
 func toClaude(tool string, raw json.RawMessage, cwd string) (json.RawMessage, error) {
-	if _, ok := claudeNames[tool]; !ok {
+	if _, ok := claudeNames(tool); !ok {
 		return raw, nil
 	}
 	a, err := decodeObject(raw)
@@ -300,7 +315,7 @@ func toClaude(tool string, raw json.RawMessage, cwd string) (json.RawMessage, er
 // fromClaude turns a hook's updatedInput back into rein's arguments for tool. Fields rein
 // cannot honour are errors; the kernel validates the result against the tool's schema.
 func fromClaude(tool string, raw json.RawMessage, cwd string) (json.RawMessage, error) {
-	if _, ok := claudeNames[tool]; !ok {
+	if _, ok := claudeNames(tool); !ok {
 		return raw, nil
 	}
 	in, err := decodeObject(raw)

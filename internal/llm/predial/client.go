@@ -86,11 +86,20 @@ func ascii(s string) bool {
 
 // shared is the process's provider client: one pool for every runtime, as http.DefaultClient
 // had. The client has no overall timeout: a stream lasts as long as the model writes.
-var shared = sync.OnceValue(func() *sharedClient {
-	d := NewDialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
-	t := NewTransport(d)
-	return &sharedClient{d: d, t: t, c: &http.Client{Transport: t}}
-})
+// Made on first use (a sync.Once, not sync.OnceValue: no package initializer).
+var sharedOnce struct {
+	sync.Once
+	c *sharedClient
+}
+
+func shared() *sharedClient {
+	sharedOnce.Do(func() {
+		d := NewDialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
+		t := NewTransport(d)
+		sharedOnce.c = &sharedClient{d: d, t: t, c: &http.Client{Transport: t}}
+	})
+	return sharedOnce.c
+}
 
 type sharedClient struct {
 	d *Dialer

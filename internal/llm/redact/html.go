@@ -2,10 +2,10 @@ package redact
 
 import (
 	"fmt"
+	"github.com/reinhq/rein/internal/lazyre"
 	"html"
 	"regexp"
 	"strings"
-	"sync"
 )
 
 // maxTitle bounds the title kept of an HTML page.
@@ -13,31 +13,29 @@ const maxTitle = 200
 
 // The expressions are compiled on first use, not at package load.
 var (
-	htmlStart = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)<!doctype\s+html|<html[\s>]|<head[\s>]|<body[\s>]|<title[\s>]`)
-	})
-	htmlTitle = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`) })
-	htmlH1    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?is)<h1[^>]*>(.*?)</h1>`) })
-	htmlTag   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)<[^>]*>`) })
-	spaces    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\s+`) })
+	htmlStart = lazyre.Regexp{Expr: `(?i)<!doctype\s+html|<html[\s>]|<head[\s>]|<body[\s>]|<title[\s>]`}
+	htmlTitle = lazyre.Regexp{Expr: `(?is)<title[^>]*>(.*?)</title>`}
+	htmlH1    = lazyre.Regexp{Expr: `(?is)<h1[^>]*>(.*?)</h1>`}
+	htmlTag   = lazyre.Regexp{Expr: `(?s)<[^>]*>`}
+	spaces    = lazyre.Regexp{Expr: `\s+`}
 )
 
 // reduceHTML replaces an HTML page in s (and everything after its start) by its title, or
 // its first heading, and its size; text before the page is kept. Text without HTML comes
 // back unchanged.
 func reduceHTML(s string) string {
-	loc := htmlStart().FindStringIndex(s)
+	loc := htmlStart.Compiled().FindStringIndex(s)
 	if loc == nil {
 		return s
 	}
 	page := s[loc[0]:]
 	title := ""
-	for _, re := range []*regexp.Regexp{htmlTitle(), htmlH1()} {
+	for _, re := range []*regexp.Regexp{htmlTitle.Compiled(), htmlH1.Compiled()} {
 		if m := re.FindStringSubmatch(page); m != nil {
-			title = html.UnescapeString(htmlTag().ReplaceAllString(m[1], ""))
+			title = html.UnescapeString(htmlTag.Compiled().ReplaceAllString(m[1], ""))
 			// No angle brackets survive, so the reduced text is never taken for a page again.
 			title = strings.NewReplacer("<", "", ">", "").Replace(title)
-			title = strings.TrimSpace(spaces().ReplaceAllString(title, " "))
+			title = strings.TrimSpace(spaces.Compiled().ReplaceAllString(title, " "))
 			if title != "" {
 				break
 			}

@@ -2,10 +2,9 @@ package redact
 
 import (
 	"fmt"
-	"regexp"
+	"github.com/reinhq/rein/internal/lazyre"
 	"slices"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/reinhq/rein/internal/secret"
@@ -33,13 +32,11 @@ const (
 var (
 	// headerValue finds a credential header quoted in a text: the name, the separator (with
 	// quotes and a Go header map's "["), an optional scheme, and the value.
-	headerValue = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|x-goog-api-key|x-api-key|api-key)(["']?\s*[:=]\s*\[?["']?)((?:bearer|basic|token|apikey)\s+)?([^\s"'\[\],;{}]+)`)
-	})
+	headerValue = lazyre.Regexp{Expr: `(?i)\b((?:proxy-)?authorization|x-goog-api-key|x-api-key|api-key)(["']?\s*[:=]\s*\[?["']?)((?:bearer|basic|token|apikey)\s+)?([^\s"'\[\],;{}]+)`}
 	// authSchemes are the scheme words a header value may start with.
 	authSchemes = []string{"bearer", "basic", "token", "apikey"}
 	// maskRun is a run of masking characters: asterisks, bullets, ellipses, three or more dots.
-	maskRun = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:[*•●…]|\.{3,})+`) })
+	maskRun = lazyre.Regexp{Expr: `(?:[*•●…]|\.{3,})+`}
 )
 
 // Redactor removes keys, credential headers and secrets from error text and bounds it. The
@@ -68,7 +65,7 @@ func (r *Redactor) Text(s string) string {
 		// The adapters put "[redacted]" where they removed the key themselves.
 		s = strings.ReplaceAll(s, adapterMarker, keyMarker)
 	}
-	s = headerValue().ReplaceAllStringFunc(s, headerRedact)
+	s = headerValue.Compiled().ReplaceAllStringFunc(s, headerRedact)
 	for _, k := range r.keys {
 		s = r.exact(s, k)
 	}
@@ -81,7 +78,7 @@ func (r *Redactor) Text(s string) string {
 // headerRedact replaces the value of one headerValue match. A scheme word standing alone
 // ("Bearer" followed by a marker, or by nothing) and a value already redacted are left.
 func headerRedact(match string) string {
-	m := headerValue().FindStringSubmatch(match)
+	m := headerValue.Compiled().FindStringSubmatch(match)
 	name, sep, scheme, value := m[1], m[2], m[3], m[4]
 	if scheme == "" && slices.Contains(authSchemes, strings.ToLower(value)) {
 		return match
@@ -133,7 +130,7 @@ func (r *Redactor) masked(s string) string {
 	if len(long) == 0 {
 		return s
 	}
-	runs := maskRun().FindAllStringIndex(s, -1)
+	runs := maskRun.Compiled().FindAllStringIndex(s, -1)
 	if len(runs) == 0 {
 		return s
 	}

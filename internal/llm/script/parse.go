@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/reinhq/rein/internal/lazyre"
 	"io"
 	"math"
 	"os"
@@ -13,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -765,9 +765,9 @@ func (p *parser) toJSON(n *yaml.Node, field string, b *bytes.Buffer, depth int) 
 	return nil
 }
 
-var jsonNumber = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`) })
+var jsonNumber = lazyre.Regexp{Expr: `^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`}
 
-func isJSONNumber(s string) bool { return jsonNumber().MatchString(s) }
+func isJSONNumber(s string) bool { return jsonNumber.Compiled().MatchString(s) }
 
 func writeJSONString(b *bytes.Buffer, s string) {
 	enc := json.NewEncoder(b)

@@ -105,14 +105,30 @@ type Contract struct {
 	rules  func(v any, refs Refs, ps *problems)
 }
 
-var contracts = map[Kind]*Contract{
-	KindResearch:       newContract[Research](KindResearch, func(v any, r Refs, ps *problems) { researchRules(v.(*Research), r, ps) }),
-	KindSpecification:  newContract[Specification](KindSpecification, func(v any, r Refs, ps *problems) { specRules(v.(*Specification), r, ps) }),
-	KindTicketPlanning: newContract[TicketPlan](KindTicketPlanning, func(v any, r Refs, ps *problems) { planRules(v.(*TicketPlan), r, ps) }),
-	KindTicketReview:   newContract[TicketReview](KindTicketReview, func(v any, r Refs, ps *problems) { reviewRules(v.(*TicketReview), r, ps) }),
-	KindTicketCandidate: newContract[TicketCandidate](KindTicketCandidate, func(v any, r Refs, ps *problems) {
-		candidateRules(v.(*TicketCandidate), r, ps)
-	}),
+// contracts are the contracts by kind, made on first use (not at package load: most rein
+// processes never run a delivery stage).
+var (
+	contractsOnce sync.Once
+	contracts     map[Kind]*Contract
+)
+
+// contractOf returns the contract of kind k.
+func contractOf(k Kind) (*Contract, bool) {
+	contractsOnce.Do(makeContracts)
+	c, ok := contracts[k]
+	return c, ok
+}
+
+func makeContracts() {
+	contracts = map[Kind]*Contract{
+		KindResearch:       newContract[Research](KindResearch, func(v any, r Refs, ps *problems) { researchRules(v.(*Research), r, ps) }),
+		KindSpecification:  newContract[Specification](KindSpecification, func(v any, r Refs, ps *problems) { specRules(v.(*Specification), r, ps) }),
+		KindTicketPlanning: newContract[TicketPlan](KindTicketPlanning, func(v any, r Refs, ps *problems) { planRules(v.(*TicketPlan), r, ps) }),
+		KindTicketReview:   newContract[TicketReview](KindTicketReview, func(v any, r Refs, ps *problems) { reviewRules(v.(*TicketReview), r, ps) }),
+		KindTicketCandidate: newContract[TicketCandidate](KindTicketCandidate, func(v any, r Refs, ps *problems) {
+			candidateRules(v.(*TicketCandidate), r, ps)
+		}),
+	}
 }
 
 func newContract[T any](k Kind, rules func(any, Refs, *problems)) *Contract {
@@ -127,9 +143,15 @@ func newContract[T any](k Kind, rules func(any, Refs, *problems)) *Contract {
 	}
 }
 
+// mustContract is the contract of a kind this package defines.
+func mustContract(k Kind) *Contract {
+	c, _ := contractOf(k)
+	return c
+}
+
 // For returns the contract of kind k.
 func For(k Kind) (*Contract, error) {
-	c, ok := contracts[k]
+	c, ok := contractOf(k)
 	if !ok {
 		return nil, fmt.Errorf("contract: unknown kind %q", k)
 	}

@@ -42,7 +42,7 @@ func NewReviewTool(refs Refs, sink Sink) (*ReviewTool, error) {
 	if refs.ticket.candidate == "" {
 		return nil, errors.New("contract: NewReviewTool needs Refs bound to the candidate digest (Refs.WithCandidate)")
 	}
-	st, err := NewStageResult(contracts[KindTicketReview], refs, sink)
+	st, err := NewStageResult(mustContract(KindTicketReview), refs, sink)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func NewCandidateTool(refs Refs, f Freezer) (*CandidateTool, error) {
 	if f == nil || refs.ticket.id == "" {
 		return nil, errors.New("contract: NewCandidateTool needs a freezer and Refs bound to the ticket (Refs.WithTicket)")
 	}
-	return &CandidateTool{c: contracts[KindTicketCandidate], refs: refs, freeze: f}, nil
+	return &CandidateTool{c: mustContract(KindTicketCandidate), refs: refs, freeze: f}, nil
 }
 
 // Spec describes the tool; its schema is the ticket candidate contract's.
