@@ -48,32 +48,38 @@ var (
 // and the first error that one of these names decides, so the condition a caller wrapped
 // around a cause wins over the cause (rein session verify's failed check over the torn tail it
 // found; a usage error over the malformed file behind it). Only an interruption anywhere in
-// the chain wins over everything. Each row's conditions are listed in the README's table.
-var exitTable = []struct {
+// the chain wins over everything. Each row's conditions are listed in the README's table. (A
+// function, not a package-level table: the sentinels are other packages' variables, which a
+// table would copy in a package initializer at every start.)
+func exitTable() []exitRow {
+	return []exitRow{
+		{code: ExitBudget, typed: func(err error) bool { _, ok := err.(*kernel.BudgetError); return ok }},
+		{code: ExitBlocked, sentinels: []error{ErrBlocked, kernel.ErrNeedsApproval, kernel.ErrHookBlocked,
+			kernel.ErrCompactionCancelled, system.ErrTrustRequired, delivery.ErrBlocked, delivery.ErrNotApproved, delivery.ErrNotRelockable, delivery.ErrAuditFailed, loop.ErrBlocked, loop.ErrNotRelockable}},
+		{code: ExitCheckFailed, sentinels: []error{ErrCheckFailed}},
+		// A record the session refused to write is rein's bug; the session itself is intact. So is a
+		// stage request without the prefix its context hook cuts at: the hook failed closed.
+		{code: ExitInternal, sentinels: []error{session.ErrInvalidRecord, contextpack.ErrPrefixMissing}},
+		{code: ExitSession, sentinels: []error{ledger.ErrCorrupt, ledger.ErrLocked, ledger.ErrRollback, ledger.ErrIncomplete,
+			ledger.ErrFaulted, ledger.ErrTornTail, ledger.ErrUnsupportedVersion, ledger.ErrBlobDigest, session.ErrBusy, system.ErrSessionGone,
+			artifact.ErrMismatch, artifact.ErrCorrupt, artifact.ErrNotFound, delivery.ErrRunning, loop.ErrRunning, lease.ErrHeld}},
+		{code: ExitModel, typed: func(err error) bool { _, ok := err.(*llm.Error); return ok }},
+		{code: ExitUsage, sentinels: []error{ErrUsage, system.ErrConfig, system.ErrAuthPermissions, system.ErrNoSession,
+			telemetry.ErrConfig, sandbox.ErrUnavailable, llm.ErrBadModelsFile, session.ErrBadForkPoint,
+			kernel.ErrNothingToContinue, system.ErrNothingPending, contextpack.ErrNothingToCompact, gitx.ErrNotRepo, gitx.ErrNoGit,
+			delivery.ErrInvalidProfile, delivery.ErrNoProfile, delivery.ErrNoRun, delivery.ErrUsage, delivery.ErrFinished,
+			delivery.ErrNotRunnable, mcp.ErrServer, mcp.ErrUnsetVariable,
+			loop.ErrInvalidContract, loop.ErrNoLoop, loop.ErrFinished, loop.ErrUnsupported, loop.ErrNoGate, loop.ErrNotDrifted,
+			loop.ErrTrigger,
+			artifact.ErrMalformed, artifact.ErrInvalidDigest, artifact.ErrInvalidReference, artifact.ErrOutsideRoots,
+			artifact.ErrMissing, artifact.ErrNotRegular, artifact.ErrUnreadable, artifact.ErrTooLarge, artifact.ErrInvalidGraph}},
+	}
+}
+
+type exitRow struct {
 	code      int
 	sentinels []error
 	typed     func(error) bool // the error itself is of a type that decides
-}{
-	{code: ExitBudget, typed: func(err error) bool { _, ok := err.(*kernel.BudgetError); return ok }},
-	{code: ExitBlocked, sentinels: []error{ErrBlocked, kernel.ErrNeedsApproval, kernel.ErrHookBlocked,
-		kernel.ErrCompactionCancelled, system.ErrTrustRequired, delivery.ErrBlocked, delivery.ErrNotApproved, delivery.ErrNotRelockable, delivery.ErrAuditFailed, loop.ErrBlocked, loop.ErrNotRelockable}},
-	{code: ExitCheckFailed, sentinels: []error{ErrCheckFailed}},
-	// A record the session refused to write is rein's bug; the session itself is intact. So is a
-	// stage request without the prefix its context hook cuts at: the hook failed closed.
-	{code: ExitInternal, sentinels: []error{session.ErrInvalidRecord, contextpack.ErrPrefixMissing}},
-	{code: ExitSession, sentinels: []error{ledger.ErrCorrupt, ledger.ErrLocked, ledger.ErrRollback, ledger.ErrIncomplete,
-		ledger.ErrFaulted, ledger.ErrTornTail, ledger.ErrUnsupportedVersion, ledger.ErrBlobDigest, session.ErrBusy, system.ErrSessionGone,
-		artifact.ErrMismatch, artifact.ErrCorrupt, artifact.ErrNotFound, delivery.ErrRunning, loop.ErrRunning, lease.ErrHeld}},
-	{code: ExitModel, typed: func(err error) bool { _, ok := err.(*llm.Error); return ok }},
-	{code: ExitUsage, sentinels: []error{ErrUsage, system.ErrConfig, system.ErrAuthPermissions, system.ErrNoSession,
-		telemetry.ErrConfig, sandbox.ErrUnavailable, llm.ErrBadModelsFile, session.ErrBadForkPoint,
-		kernel.ErrNothingToContinue, system.ErrNothingPending, contextpack.ErrNothingToCompact, gitx.ErrNotRepo, gitx.ErrNoGit,
-		delivery.ErrInvalidProfile, delivery.ErrNoProfile, delivery.ErrNoRun, delivery.ErrUsage, delivery.ErrFinished,
-		delivery.ErrNotRunnable, mcp.ErrServer, mcp.ErrUnsetVariable,
-		loop.ErrInvalidContract, loop.ErrNoLoop, loop.ErrFinished, loop.ErrUnsupported, loop.ErrNoGate, loop.ErrNotDrifted,
-		loop.ErrTrigger,
-		artifact.ErrMalformed, artifact.ErrInvalidDigest, artifact.ErrInvalidReference, artifact.ErrOutsideRoots,
-		artifact.ErrMissing, artifact.ErrNotRegular, artifact.ErrUnreadable, artifact.ErrTooLarge, artifact.ErrInvalidGraph}},
 }
 
 // ExitCode returns the documented exit code for err.
@@ -84,9 +90,9 @@ func ExitCode(err error) int {
 	if errors.Is(err, kernel.ErrAborted) || errors.Is(err, context.Canceled) {
 		return ExitInterrupted
 	}
-	code := ExitInternal
+	code, table := ExitInternal, exitTable()
 	walk(err, func(e error) bool {
-		for _, row := range exitTable {
+		for _, row := range table {
 			if row.typed != nil && row.typed(e) || slices.ContainsFunc(row.sentinels, func(s error) bool { return is(e, s) }) {
 				code = row.code
 				return false

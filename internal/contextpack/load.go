@@ -275,16 +275,16 @@ type loader struct {
 	absent         map[string]bool // dot directories (.rein, .claude, .agents) found missing, see exists
 }
 
-// dotDirs are the directories whose files Load looks for one by one in every directory of
+// dotDir reports whether name is one of the directories whose files Load looks for one by one in every directory of
 // the chain: one stat of a missing one answers for all of them.
-var dotDirs = map[string]bool{".rein": true, ".claude": true, ".agents": true}
+func dotDir(name string) bool { return name == ".rein" || name == ".claude" || name == ".agents" }
 
-// exists is [exists] that first asks whether p's directory, when it is one of dotDirs, is
+// exists is [exists] that first asks whether p's directory, when it is a dotDir, is
 // there at all (remembered for the rest of the Load): a missing directory holds no file, so
 // the lookups of the files below it are spared. Through a symbolic link the directory
 // counts as there (os.Stat follows it, as the lookup of the file does).
 func (l *loader) exists(p string) bool {
-	if dir := filepath.Dir(p); dotDirs[filepath.Base(dir)] {
+	if dir := filepath.Dir(p); dotDir(filepath.Base(dir)) {
 		missing, known := l.absent[dir]
 		if !known {
 			_, err := os.Stat(dir)

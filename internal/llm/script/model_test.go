@@ -254,7 +254,8 @@ func TestScriptedErrorsAndRetry(t *testing.T) {
 }
 
 func TestErrorKinds(t *testing.T) {
-	for kind, def := range errorKinds {
+	for _, def := range errorKinds {
+		kind := def.kind
 		m := parse(t, "version: 1\nturns:\n  - error: {kind: "+string(kind)+"}\n")
 		r := record(t.Context(), m, requestAt("x", 0))
 		checkStream(t, r)

@@ -132,28 +132,48 @@ type failure struct {
 
 // errorKinds lists the kinds a scenario may script, with the HTTP status a provider would
 // send and whether the kind is retryable.
-var errorKinds = map[llm.ErrorKind]struct {
+// (A list the compiler lays out; a map literal would be built at every start.)
+var errorKinds = [...]errorKindDef{
+	{llm.KindRateLimit, 429, true},
+	{llm.KindOverloaded, 529, true},
+	{llm.KindServer, 500, true},
+	{llm.KindNetwork, 0, true},
+	{llm.KindTimeout, 0, true},
+	{llm.KindIncompleteStream, 0, true},
+	{llm.KindAuth, 401, false},
+	{llm.KindInvalid, 400, false},
+	{llm.KindSpendLimit, 0, false},
+	{llm.KindContext, 400, false},
+	{llm.KindProtocol, 0, false},
+	{llm.KindUnavailable, 0, false},
+}
+
+type errorKindDef struct {
+	kind      llm.ErrorKind
 	status    int
 	retryable bool
-}{
-	llm.KindRateLimit:        {429, true},
-	llm.KindOverloaded:       {529, true},
-	llm.KindServer:           {500, true},
-	llm.KindNetwork:          {0, true},
-	llm.KindTimeout:          {0, true},
-	llm.KindIncompleteStream: {0, true},
-	llm.KindAuth:             {401, false},
-	llm.KindInvalid:          {400, false},
-	llm.KindSpendLimit:       {0, false},
-	llm.KindContext:          {400, false},
-	llm.KindProtocol:         {0, false},
-	llm.KindUnavailable:      {0, false},
+}
+
+// errorKind returns the scriptable kind k.
+func errorKind(k llm.ErrorKind) (errorKindDef, bool) {
+	for _, d := range errorKinds {
+		if d.kind == k {
+			return d, true
+		}
+	}
+	return errorKindDef{}, false
+}
+
+// retryableKind reports whether the scriptable kind k is retryable.
+func retryableKind(k llm.ErrorKind) bool {
+	d, _ := errorKind(k)
+	return d.retryable
 }
 
 func kindNames() string {
 	names := make([]string, 0, len(errorKinds))
-	for k := range errorKinds {
-		names = append(names, string(k))
+	for _, d := range errorKinds {
+		names = append(names, string(d.kind))
 	}
 	slices.Sort(names)
 	return strings.Join(names, ", ")
@@ -653,7 +673,7 @@ func (p *parser) failure(n *yaml.Node, field string) (*failure, error) {
 	if err != nil {
 		return nil, err
 	}
-	def, ok := errorKinds[llm.ErrorKind(ks)]
+	def, ok := errorKind(llm.ErrorKind(ks))
 	if !ok {
 		hint := ""
 		if llm.ErrorKind(ks) == llm.KindAborted {

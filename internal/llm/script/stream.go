@@ -142,7 +142,7 @@ func (s *streamer) failure(f *failure) *llm.Message {
 		Kind:         f.kind,
 		Status:       f.status,
 		Message:      f.message,
-		Retryable:    errorKinds[f.kind].retryable,
+		Retryable:    retryableKind(f.kind),
 		RetryAfterMs: f.retryAfter.Milliseconds(),
 	})
 }
