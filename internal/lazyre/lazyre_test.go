@@ -20,7 +20,7 @@ func TestCompiledOnFirstUse(t *testing.T) {
 	if got := ok.ReplaceAllString("abb", "x"); got != "x" {
 		t.Fatalf("ReplaceAllString = %q", got)
 	}
-	if ok.Compiled() != ok.Compiled() {
+	if first := ok.Compiled(); ok.Compiled() != first {
 		t.Fatal("compiled twice")
 	}
 	defer func() {
