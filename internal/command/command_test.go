@@ -174,7 +174,9 @@ func TestApprovedCommandTimeoutKillsGroup(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for {
-			if _, err := os.Stat(pidFile2); err == nil {
+			// The shell creates the file before it writes the pid: wait for the whole line, or
+			// the cancel can kill the group before the pid is there to check.
+			if b, err := os.ReadFile(pidFile2); err == nil && strings.HasSuffix(string(b), "\n") {
 				cancel()
 				return
 			}
