@@ -108,7 +108,7 @@ func TestParallelDriftCheckRaceFree(t *testing.T) {
 	}
 	write(t, filepath.Join(root, "skills", "careful", "SKILL.md"), skillText+"Guess when unsure.\n")
 
-	done := make(chan struct{})
+	done, started := make(chan struct{}), make(chan struct{})
 	read := make(chan int)
 	go func() { // another ticket of the batch
 		n := 0
@@ -122,9 +122,14 @@ func TestParallelDriftCheckRaceFree(t *testing.T) {
 			_ = r.Lock.Models[RoleReview].Model + r.Snapshot.Branch
 			_ = len(r.Lock.Verification) + len(r.Lock.Skills) + len(r.Stage)
 			_ = r.ticketBudget(env, RoleWriter)
-			n++
+			if n++; n == 1 {
+				close(started)
+			}
 		}
 	}()
+	// The checks start once the reader runs: on a busy machine a new goroutine may not be
+	// scheduled before twenty checks are done, and then nothing raced.
+	<-started
 	var errs []error
 	for range 20 {
 		_, err := r.ticketSkills(env, l)
