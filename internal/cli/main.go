@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/reinhq/rein/internal/lazy"
 	"io"
 	"os"
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -20,23 +20,19 @@ import (
 var Version = ""
 
 // version is Version, or the module version the build recorded, or "dev"; read once (the
-// build information is parsed, every dependency's line of it, on each read; a sync.Once, as
-// sync.OnceValue at package level would be a package initializer).
-func version() string {
-	versionOnce.Do(func() {
-		versionOnce.v = "dev"
-		if Version != "" {
-			versionOnce.v = Version
-		} else if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			versionOnce.v = bi.Main.Version
-		}
-	})
-	return versionOnce.v
-}
+// build information is parsed, every dependency's line of it, on each read).
+func version() string { return versionOnce.Get(readVersion) }
 
-var versionOnce struct {
-	sync.Once
-	v string
+var versionOnce lazy.Value[string]
+
+func readVersion() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
 }
 
 // env is what every command may use from the outside world.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/reinhq/rein/internal/lazy"
 	"slices"
 	"sort"
 	"strings"
@@ -86,17 +87,12 @@ type searchArgs struct {
 	Limit int    `json:"limit,omitempty" jsonschema:"how many tools to return (default 5, at most 10)"`
 }
 
-// searchSchema is the search tool's schema, made on first use (a sync.Once: no package
-// initializer).
-func searchSchema() json.RawMessage {
-	searchSchemaOnce.Do(func() { searchSchemaOnce.s = tool.MustSchemaFor[searchArgs]() })
-	return searchSchemaOnce.s
-}
+// searchSchema is the search tool's schema, made on first use.
+func searchSchema() json.RawMessage { return searchSchemaOnce.Get(newSearchSchema) }
 
-var searchSchemaOnce struct {
-	sync.Once
-	s json.RawMessage
-}
+func newSearchSchema() json.RawMessage { return tool.MustSchemaFor[searchArgs]() }
+
+var searchSchemaOnce lazy.Value[json.RawMessage]
 
 func (s searchTool) Spec() tool.Spec {
 	servers := map[string]int{}

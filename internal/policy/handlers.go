@@ -2,9 +2,9 @@ package policy
 
 import (
 	"fmt"
+	"github.com/reinhq/rein/internal/lazy"
 	"path"
 	"strings"
-	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -14,20 +14,16 @@ import (
 // handlers look inside commands that run other commands or change what later commands do.
 // A command without a handler is an ordinary part. The table is built on the first command
 // checked, not at package load (a process that checks none never builds it).
-var (
-	handlersOnce sync.Once
-	handlers     map[string]func(*cmdCtx)
-)
+var handlers lazy.Value[map[string]func(*cmdCtx)]
 
 // handler returns the handler of the command name.
 func handler(name string) (func(*cmdCtx), bool) {
-	handlersOnce.Do(buildHandlers)
-	h, ok := handlers[name]
+	h, ok := handlers.Get(buildHandlers)[name]
 	return h, ok
 }
 
-func buildHandlers() {
-	handlers = map[string]func(*cmdCtx){
+func buildHandlers() map[string]func(*cmdCtx) {
+	h := map[string]func(*cmdCtx){
 		"env":     envCmd,
 		"sudo":    sudoCmd,
 		"doas":    doasCmd,
@@ -61,11 +57,12 @@ func buildHandlers() {
 		"shopt":   shoptCmd,
 	}
 	for _, sh := range []string{"bash", "sh", "dash", "ksh", "mksh", "ash", "zsh", "rbash", "lksh", "pdksh", "yash", "posh"} {
-		handlers[sh] = shellCmd
+		h[sh] = shellCmd
 	}
 	for _, b := range []string{"export", "declare", "typeset", "local", "readonly", "read", "printf", "mapfile", "readarray", "getopts", "let", "unset"} {
-		handlers[b] = assignCmd
+		h[b] = assignCmd
 	}
+	return h
 }
 
 // wrapper handles a command of the form NAME [options] [skip operands] COMMAND [ARGS]: the

@@ -3,10 +3,10 @@ package proc
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"github.com/reinhq/rein/internal/lazy"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 )
 
@@ -22,20 +22,14 @@ const keepSuffix = "keep"
 // selfID names this rein process in tags and in its [Journal]: random, so a tag found in a
 // process's environment cannot be confused with another rein's. Made on first use: a rein
 // that starts no process needs none, and the first random read costs at start-up.
-// (A sync.Once and a function, not sync.OnceValue: a call at package level would be a package
-// initializer every start runs.)
-var selfIDOnce struct {
-	sync.Once
-	id string
-}
+func selfID() string { return selfIDOnce.Get(newSelfID) }
 
-func selfID() string {
-	selfIDOnce.Do(func() {
-		b := make([]byte, 8)
-		_, _ = rand.Read(b) // crypto/rand.Read never fails
-		selfIDOnce.id = hex.EncodeToString(b)
-	})
-	return selfIDOnce.id
+var selfIDOnce lazy.Value[string]
+
+func newSelfID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return hex.EncodeToString(b)
 }
 
 var runSeq atomic.Uint64

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"github.com/reinhq/rein/internal/lazy"
 
 	"github.com/reinhq/rein/internal/llm"
 	"github.com/reinhq/rein/internal/wire"
@@ -12,19 +12,13 @@ import (
 
 // handlers maps each command type to its handler; built on first use (an init function would
 // run at every start of rein, RPC or not; a package-level initializer would be a cycle).
-var (
-	handlersOnce sync.Once
-	handlers     map[string]handler
-)
+var handlers lazy.Value[map[string]handler]
 
 // handlerMap returns handlers, built.
-func handlerMap() map[string]handler {
-	handlersOnce.Do(buildHandlers)
-	return handlers
-}
+func handlerMap() map[string]handler { return handlers.Get(buildHandlers) }
 
-func buildHandlers() {
-	handlers = map[string]handler{
+func buildHandlers() map[string]handler {
+	return map[string]handler{
 		"prompt":                  (*server).prompt,
 		"steer":                   (*server).steer,
 		"follow_up":               (*server).followUp,

@@ -169,8 +169,9 @@ func decode(line []byte, v any) error {
 }
 
 func knownCommands() string {
-	names := make([]string, 0, len(handlers))
-	for n := range handlerMap() {
+	hs := handlerMap()
+	names := make([]string, 0, len(hs))
+	for n := range hs {
 		names = append(names, n)
 	}
 	sort.Strings(names)

@@ -2,8 +2,8 @@ package tui
 
 import (
 	"fmt"
+	"github.com/reinhq/rein/internal/lazy"
 	"strings"
-	"sync"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -18,18 +18,12 @@ type slash struct {
 	idle bool
 }
 
-// slashCommands are the slash commands, listed on first use: a function and a sync.Once, as
-// the list's methods refer back to it (a package-level initializer would be an initialization
-// cycle, and an init function runs at every start of rein, UI or not).
-func slashCommands() []slash {
-	slashOnce.Do(func() { slashOnce.list = listSlashCommands() })
-	return slashOnce.list
-}
+// slashCommands are the slash commands, listed on first use (the list's methods refer back to
+// it, so a package-level initializer would be a cycle, and an init function runs at every start
+// of rein, UI or not).
+func slashCommands() []slash { return slashOnce.Get(listSlashCommands) }
 
-var slashOnce struct {
-	sync.Once
-	list []slash
-}
+var slashOnce lazy.Value[[]slash]
 
 func listSlashCommands() []slash {
 	return []slash{

@@ -1,10 +1,10 @@
 package predial
 
 import (
+	"github.com/reinhq/rein/internal/lazy"
 	"net"
 	"net/http"
 	"net/url"
-	"sync"
 	"time"
 )
 
@@ -86,19 +86,15 @@ func ascii(s string) bool {
 
 // shared is the process's provider client: one pool for every runtime, as http.DefaultClient
 // had. The client has no overall timeout: a stream lasts as long as the model writes.
-// Made on first use (a sync.Once, not sync.OnceValue: no package initializer).
-var sharedOnce struct {
-	sync.Once
-	c *sharedClient
-}
+// Made on first use.
+func shared() *sharedClient { return sharedOnce.Get(newShared) }
 
-func shared() *sharedClient {
-	sharedOnce.Do(func() {
-		d := NewDialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
-		t := NewTransport(d)
-		sharedOnce.c = &sharedClient{d: d, t: t, c: &http.Client{Transport: t}}
-	})
-	return sharedOnce.c
+var sharedOnce lazy.Value[*sharedClient]
+
+func newShared() *sharedClient {
+	d := NewDialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
+	t := NewTransport(d)
+	return &sharedClient{d: d, t: t, c: &http.Client{Transport: t}}
 }
 
 type sharedClient struct {

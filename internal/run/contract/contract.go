@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/reinhq/rein/internal/lazy"
 	"reflect"
 	"slices"
 	"strings"
@@ -107,20 +108,16 @@ type Contract struct {
 
 // contracts are the contracts by kind, made on first use (not at package load: most rein
 // processes never run a delivery stage).
-var (
-	contractsOnce sync.Once
-	contracts     map[Kind]*Contract
-)
+var contracts lazy.Value[map[Kind]*Contract]
 
 // contractOf returns the contract of kind k.
 func contractOf(k Kind) (*Contract, bool) {
-	contractsOnce.Do(makeContracts)
-	c, ok := contracts[k]
+	c, ok := contracts.Get(makeContracts)[k]
 	return c, ok
 }
 
-func makeContracts() {
-	contracts = map[Kind]*Contract{
+func makeContracts() map[Kind]*Contract {
+	return map[Kind]*Contract{
 		KindResearch:       newContract[Research](KindResearch, func(v any, r Refs, ps *problems) { researchRules(v.(*Research), r, ps) }),
 		KindSpecification:  newContract[Specification](KindSpecification, func(v any, r Refs, ps *problems) { specRules(v.(*Specification), r, ps) }),
 		KindTicketPlanning: newContract[TicketPlan](KindTicketPlanning, func(v any, r Refs, ps *problems) { planRules(v.(*TicketPlan), r, ps) }),
