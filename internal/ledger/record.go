@@ -346,32 +346,17 @@ func decodeHeader(body []byte, h *Header) error {
 	}
 	err := strictjson.CheckMembers(body, func(rawKey, value []byte) {
 		key, _ := stringMember(rawKey)
-		if string(value) == "null" {
-			if !slices.Contains(headerKeys, key) {
-				fail(fmt.Errorf("unknown field %q in the header", key))
-			}
-			return
-		}
-		switch key {
-		case "type":
-			t, ok := stringMember(value)
-			if !ok {
-				fail(errors.New("header type is not a string"))
-			}
-			h.Type = Type(t)
-		case "id":
-			id, ok := stringMember(value)
-			if !ok {
-				fail(errors.New("header id is not a string"))
-			}
-			h.ID = id
-		case "format":
+		switch {
+		case !slices.Contains(headerKeys, key):
+			fail(fmt.Errorf("unknown field %q in the header", key))
+		case string(value) == "null": // leaves the field as it is
+		case key == "format":
 			n, ok := intMember(value)
 			if !ok {
 				fail(errors.New("header format is not a non-negative integer"))
 			}
 			h.Format = int(n)
-		case "bindings":
+		case key == "bindings":
 			h.Bindings = map[string]string{}
 			if value[0] != '{' {
 				fail(errors.New("header bindings is not an object"))
@@ -385,8 +370,16 @@ func decodeHeader(body []byte, h *Header) error {
 				}
 				h.Bindings[name] = b
 			})
-		default:
-			fail(fmt.Errorf("unknown field %q in the header", key))
+		default: // type, id
+			str, ok := stringMember(value)
+			if !ok {
+				fail(fmt.Errorf("header %s is not a string", key))
+			}
+			if key == "type" {
+				h.Type = Type(str)
+			} else {
+				h.ID = str
+			}
 		}
 	})
 	switch {
