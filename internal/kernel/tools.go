@@ -143,12 +143,13 @@ func (r *run) execute(turn int, calls []*pending, sequential bool) error {
 		record(p, res, Settlement{Entries: []Entry{{ID: res.ID, Message: *res}}})
 	}
 	intend := func(p *pending) error {
-		replay := p.tool.Spec().Replay
+		spec := p.tool.Spec() // built by each call of Spec: read once
+		replay := spec.Replay
 		if replay == "" {
 			replay = tool.ReplayNever
 		}
 		p.intent = Intent{ID: cfg.NewID(), Kind: IntentToolCall, Turn: turn, Reserved: []string{cfg.NewID()},
-			Call: p.call, Index: p.index, Replay: replay, Local: p.tool.Spec().Local && replay == tool.ReplaySafe}
+			Call: p.call, Index: p.index, Replay: replay, Local: spec.Local && replay == tool.ReplaySafe}
 		return r.intend(p.intent)
 	}
 
